@@ -1,0 +1,17 @@
+"""Candidate Workbench engine: candidates, decision spaces, kernels.
+
+    import workbench as wb
+    k = wb.kernels.random_basic_block(12, seed=1)
+    c = wb.Candidate.root(k)
+    c2 = c.apply("order", ("i0", "i3"), "BEFORE")
+"""
+
+from . import kernels
+from .candidate import Candidate, Choice, Decision, Pruning
+from .errors import (DeadEnd, InvalidDecision, SpaceError, SpaceSyntaxError, WorkbenchError)
+from .space import Space, load_space
+
+__version__ = "0.1.0"
+
+__all__ = ["Candidate", "Choice", "Decision", "Pruning", "DeadEnd", "InvalidDecision",
+           "SpaceError", "SpaceSyntaxError", "WorkbenchError", "Space", "load_space", "kernels"]

@@ -1,0 +1,392 @@
+"""Candidates: partially specified implementations (thesis §3.1).
+
+A `Candidate` is immutable. `apply` returns a new candidate whose decision
+vector shares every per-choice table that propagation did not touch; undo is
+keeping the old one. Every candidate carries its decision trail, which
+replays it exactly (`to_json` / `from_json`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import weakref
+from dataclasses import dataclass
+from typing import Iterable
+
+from .errors import DeadEnd, InvalidDecision
+from .space.problem import Problem
+from .space.propagators import DECISION, INF, LOWERING, Counter, Store, fixpoint
+from .space.space import Space, load_space
+
+FORMAT = "workbench.candidate/1"
+
+
+@dataclass(frozen=True)
+class Choice:
+    """An open choice instance: its name, the objects it applies to and the
+    values that remain."""
+    name: str
+    objects: tuple[str, ...]
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Pruning:
+    """Values that propagation (or the decision itself) removed."""
+    choice: str
+    objects: tuple[str, ...]
+    removed: tuple[str, ...]
+    remaining: tuple[str, ...]
+    by: str
+
+    def __str__(self) -> str:
+        return (f"{self.choice}({', '.join(self.objects)}): removed {{{', '.join(self.removed)}}}"
+                f" -> {{{', '.join(self.remaining)}}} by {self.by}")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Restrict one choice instance to the given values (one value: fix it)."""
+    choice: str
+    objects: tuple[str, ...]
+    values: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        d = {"choice": self.choice, "objects": list(self.objects)}
+        if len(self.values) == 1:
+            d["value"] = self.values[0]
+        else:
+            d["values"] = list(self.values)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Decision":
+        try:
+            values = (d["value"],) if "value" in d else tuple(d["values"])
+            return cls(str(d["choice"]), tuple(map(str, d["objects"])), tuple(map(str, values)))
+        except (KeyError, TypeError) as exc:
+            raise InvalidDecision(f"malformed decision {d!r}: needs choice, objects and "
+                                  "value (or values)") from exc
+
+    def check(self, cand: "Candidate") -> tuple[int, int]:
+        """The variable and the mask of kept values (in stored orientation);
+        raises InvalidDecision naming what is wrong."""
+        space = cand.problem.space
+        info = space.choices.get(self.choice)
+        if info is None or info.hidden:
+            names = ", ".join(c.name for c in space.visible_choices())
+            raise InvalidDecision(f"unknown choice {self.choice!r}; choices: {names}")
+        if info.kind == "counter":
+            raise InvalidDecision(f"{self.choice} is a counter: it follows from other choices "
+                                  "and cannot be decided")
+        got = cand.problem.index.get((self.choice, self.objects))
+        if got is None:
+            raise InvalidDecision(f"{self.choice} has no instance on objects {self.objects}")
+        v, inv = got
+        universe = [str(x) for x in cand.problem.universe[v]]
+        mask = 0
+        for val in self.values:
+            if val in info.aliases:
+                mask |= info.value_mask((val,))
+            elif val in universe:
+                mask |= 1 << universe.index(val)
+            else:
+                raise InvalidDecision(f"{val!r} is not a value of {self.choice}; values: "
+                                      f"{', '.join(universe)}")
+        if inv:
+            mask = _permute(mask, info.inverse)
+        dom = cand._dom(v)
+        if dom & mask == 0:
+            now = ", ".join(cand._names(v, dom, inv))
+            raise InvalidDecision(f"{self.choice}({', '.join(self.objects)}) = "
+                                  f"{'|'.join(self.values)} is outside its domain {{{now}}}")
+        return v, mask
+
+
+def _permute(mask: int, perm) -> int:
+    out = 0
+    for i, j in enumerate(perm):
+        if mask >> i & 1:
+            out |= 1 << j
+    return out
+
+
+_ROOTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+class Candidate:
+    """A kernel with a domain for each of its choices, at a propagation fixpoint."""
+
+    __slots__ = ("problem", "_tables", "trail", "_log", "_history", "__weakref__")
+
+    def __init__(self, problem: Problem, tables, trail, log, history=()):
+        self.problem = problem
+        self._tables = tuple(tables)
+        self.trail: tuple[Decision, ...] = tuple(trail)
+        self._log = log
+        self._history = history  # prunings resolved before a lowering changed the problem
+
+    # ------------------------------------------------------------ creation
+    @classmethod
+    def root(cls, kernel, space: Space | str | None = None) -> "Candidate":
+        """The propagated root candidate of `kernel` in its decision space
+        (by default the kernel's own `space` attribute)."""
+        if space is None:
+            space = getattr(kernel, "space", None)
+            if space is None:
+                raise InvalidDecision("kernel has no default decision space; pass space=")
+        if isinstance(space, str):
+            space = load_space(space)
+        per_kernel = _ROOTS.setdefault(kernel, {})
+        root = per_kernel.get(id(space))
+        if root is None:
+            problem = Problem(space, kernel)
+            st = Store(problem, problem.init_tables)
+            problem, st, history = _settle(problem, st, range(len(problem.instances)))
+            root = cls(problem, st.tables, (), st.log, history)
+            per_kernel[id(space)] = root
+        return root
+
+    @classmethod
+    def replay(cls, kernel, trail: Iterable, space=None) -> "Candidate":
+        cand = cls.root(kernel, space)
+        for d in trail:
+            if isinstance(d, dict):
+                d = Decision.from_dict(d)
+            cand = cand.restrict(d.choice, d.objects, d.values)
+        return cand
+
+    # ------------------------------------------------------------- queries
+    @property
+    def kernel(self):
+        return self.problem.kernel
+
+    @property
+    def space(self) -> Space:
+        return self.problem.space
+
+    def _dom(self, v: int):
+        p = self.problem
+        return self._tables[p.vc[v]][p.vj[v]]
+
+    def _names(self, v: int, dom: int, inv: bool = False) -> tuple[str, ...]:
+        p = self.problem
+        info = p.choice_infos[p.vc[v]]
+        if inv:
+            dom = _permute(dom, info.inverse)
+        u = p.universe[v]
+        return tuple(str(u[i]) for i in range(len(u)) if dom >> i & 1)
+
+    def _var(self, name: str, objects) -> tuple[int, bool]:
+        objects = tuple(objects)
+        got = self.problem.index.get((name, objects))
+        if got is None:
+            if name not in self.space.choices:
+                raise InvalidDecision(f"unknown choice {name!r}")
+            raise InvalidDecision(f"{name} has no instance on objects {objects}")
+        return got
+
+    def domain(self, name: str, objects=()) -> frozenset:
+        """Remaining values of a choice instance (strings, also for integers)."""
+        v, inv = self._var(name, objects)
+        if self.space.choices[name].kind == "counter":
+            raise InvalidDecision(f"{name} is a counter: use .counter({name!r}, ...) for its "
+                                  "[min, max]")
+        return frozenset(self._names(v, self._dom(v), inv))
+
+    def counter(self, name: str, objects=()) -> tuple[int, int | None]:
+        """[min, max] of a counter instance (max None for a half counter)."""
+        v, _ = self._var(name, objects)
+        if self.space.choices[name].kind != "counter":
+            raise InvalidDecision(f"{name} is not a counter")
+        lo, hi = self._dom(v)
+        return lo, (None if self.space.choices[name].half else hi)
+
+    def value(self, name: str, objects=()) -> str:
+        dom = self.domain(name, objects)
+        if len(dom) != 1:
+            raise InvalidDecision(f"{name}{tuple(objects)} is not fixed: {sorted(dom)}")
+        return next(iter(dom))
+
+    def _visible_vars(self, include_fixed: bool):
+        p = self.problem
+        for ci, info in enumerate(p.choice_infos):
+            if info.hidden or info.kind == "counter":
+                continue
+            table = self._tables[ci]
+            for v in p.choice_vars[ci]:
+                d = table[p.vj[v]]
+                if include_fixed or d & (d - 1):
+                    yield info, v, d
+
+    def choices(self, include_fixed: bool = False) -> list[Choice]:
+        """Open choice instances (each pair of a mirrored choice listed once)."""
+        return [Choice(info.name, self.problem.keys[v][1], self._names(v, d))
+                for info, v, d in self._visible_vars(include_fixed)]
+
+    @property
+    def is_fixed(self) -> bool:
+        p = self.problem
+        for ci, info in enumerate(p.choice_infos):
+            if info.kind == "counter":
+                continue
+            for d in self._tables[ci]:
+                if d & (d - 1):
+                    return False
+        return True
+
+    def open_count(self) -> int:
+        return sum(1 for _ in self._visible_vars(False))
+
+    def log10_size(self) -> float:
+        """log10 of the Cartesian product of the open domains: an upper bound
+        on the number of implementations."""
+        import math
+        return sum(math.log10(bin(d).count("1")) for _, _, d in self._visible_vars(False))
+
+    def assignment(self) -> dict:
+        """{(choice, objects): value} of every visible choice (fixed candidates)."""
+        if not self.is_fixed:
+            raise InvalidDecision("assignment() needs a fixed candidate")
+        return {(info.name, self.problem.keys[v][1]): self._names(v, d)[0]
+                for info, v, d in self._visible_vars(True)}
+
+    def pruned(self) -> list[Pruning]:
+        """What the last decision (or the root's initial propagation) removed,
+        and which constraint removed it."""
+        return list(self._history) + _resolve(self.problem, self._log)
+
+    # ------------------------------------------------------------ decisions
+    def apply(self, name: str, objects, value) -> "Candidate":
+        """Fix a choice instance to one value; returns the new candidate.
+        Raises InvalidDecision or DeadEnd; `self` is never modified."""
+        return self.restrict(name, objects, (value,))
+
+    def restrict(self, name: str, objects, values) -> "Candidate":
+        """Restrict a choice instance to a set of values (or an alias)."""
+        if isinstance(values, (str, int)):
+            values = (values,)
+        d = Decision(str(name), tuple(map(str, objects)), tuple(map(str, values)))
+        return self.decide(d)
+
+    def decide(self, d: Decision) -> "Candidate":
+        v, mask = d.check(self)
+        p = self.problem
+        st = Store(p, self._tables)
+        dom = self._dom(v)
+        if dom & mask != dom:
+            st.put(v, dom & mask, DECISION)
+        try:
+            p2, st, history = _settle(p, st, p.watches[v])
+        except DeadEnd as e:
+            e.decision = d
+            raise
+        return Candidate(p2, st.tables, self.trail + (d,), st.log, history)
+
+    # ----------------------------------------------------------- persistence
+    def digest(self) -> str:
+        """A hash of the decision vector: equal digests, equal domains."""
+        h = hashlib.sha256()
+        for key, (ci, j) in sorted((k, (self.problem.vc[v], self.problem.vj[v]))
+                                   for k, (v, inv) in self.problem.index.items() if not inv):
+            h.update(repr((key, self._tables[ci][j])).encode())
+        return h.hexdigest()
+
+    def to_json(self) -> str:
+        spec = getattr(self.problem.root_problem.kernel, "spec", None)
+        if spec is None:
+            raise InvalidDecision("this kernel cannot be serialised: it has no spec()")
+        return json.dumps({"format": FORMAT, "space": self.space.name,
+                           "kernel": spec(), "trail": [d.to_dict() for d in self.trail],
+                           "digest": self.digest()})
+
+    @classmethod
+    def from_json(cls, text: str) -> "Candidate":
+        from . import kernels
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InvalidDecision(f"not a candidate JSON document: {exc}") from exc
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise InvalidDecision(f"not a {FORMAT} document")
+        kernel = kernels.from_spec(data["kernel"])
+        space = data.get("space")
+        cand = cls.replay(kernel, data.get("trail", []),
+                          space.removesuffix(".space") if space else None)
+        if "digest" in data and cand.digest() != data["digest"]:
+            raise InvalidDecision("replaying the trail gives different domains than the ones "
+                                  "saved: the space or the kernel changed since")
+        return cand
+
+    def __repr__(self) -> str:
+        state = "fixed" if self.is_fixed else f"{self.open_count()} open choices"
+        return f"<Candidate {self.space.name} {state}, {len(self.trail)} decisions>"
+
+
+def _settle(problem: Problem, st: Store, start):
+    """Fixpoint, running triggers and extending the problem as they fire."""
+    fixpoint(st, start)
+    history: list = []
+    while st.pending:
+        new = problem.extended(problem.fired | st.pending)
+        history += _resolve(problem, st.log)
+        st, start = _remap(problem, new, st)
+        problem = new
+        fixpoint(st, start)
+    return problem, st, tuple(history)
+
+
+def _remap(old: Problem, new: Problem, st: Store):
+    """Carry domains over to the extended problem: new variables start with
+    their initial domain; new terms of counters that already existed are
+    forced off (thesis §3.5.2), so that lowering never widens a domain."""
+    tables = []
+    fresh = []
+    for ci, init in enumerate(new.init_tables):
+        t = list(init)
+        for v in new.choice_vars[ci]:
+            got = old.index.get(new.keys[v])
+            if got is None:
+                fresh.append(v)
+            else:
+                ov = got[0]
+                t[new.vj[v]] = st.tables[old.vc[ov]][old.vj[ov]]
+        tables.append(t)
+    nst = Store(new, tables)
+    nst.owned = [True] * len(tables)
+    fresh_set = set(fresh)
+    for inst in new.instances:
+        if not isinstance(inst, Counter):
+            continue
+        if new.keys[inst.var] in old.index:
+            for delta, side in inst.terms:
+                if delta < 0 and side[0] == "i" and side[1] in fresh_set:
+                    raise DeadEnd(inst.origin, inst.objects, "lowering adds an unconditional "
+                                  "term to an existing counter")
+                if delta in fresh_set:
+                    nst.restrict(delta, 1, LOWERING)
+    start = [inst.id for inst in new.instances if fresh_set.intersection(inst.vars())]
+    return nst, start
+
+
+def _interval(iv) -> str:
+    def f(x):
+        return "inf" if x >= INF else "-inf" if x <= -INF else str(x)
+    return f"[{f(iv[0])}, {f(iv[1])}]"
+
+
+def _resolve(problem: Problem, log) -> list[Pruning]:
+    out = []
+    for v, old, new, cause in log:
+        name, objs = problem.keys[v]
+        info = problem.choice_infos[problem.vc[v]]
+        if info.kind == "counter":
+            out.append(Pruning(name, objs, (_interval(old),), (_interval(new),),
+                               problem.cause_text(cause)))
+            continue
+        u = problem.universe[v]
+        removed = tuple(str(u[i]) for i in range(len(u)) if (old & ~new) >> i & 1)
+        kept = tuple(str(u[i]) for i in range(len(u)) if new >> i & 1)
+        out.append(Pruning(name, objs, removed, kept, problem.cause_text(cause)))
+    return out

@@ -1,0 +1,6 @@
+"""The decision-space language: parser, compiler, instantiation, propagation."""
+
+from .parser import parse
+from .space import Space, load_space
+
+__all__ = ["parse", "Space", "load_space"]

@@ -1,0 +1,428 @@
+"""Instantiation of a decision space for one kernel (thesis Definition 3.6).
+
+A `Problem` holds everything that depends on the kernel but not on the
+decisions: the objects of every set, one variable per choice instance, and the
+propagator instances with the variables they watch. Candidates of the same
+kernel share one Problem; a trigger that adds objects gives a new Problem for
+the extended kernel (cached, so replays and siblings reuse it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import DeadEnd, SpaceError
+from . import ast
+from .propagators import (DECISION, INF, LOWERING, MASK, NUM, PAIR, Clause, Counter, Trigger)
+from .space import ExistsCond, Space
+
+_OPS = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
+        "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+_SWAP = {"==": "==", "!=": "!=", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
+
+
+def object_id(obj: Any) -> str:
+    if isinstance(obj, str):
+        return obj
+    name = getattr(obj, "name", None)
+    if not isinstance(name, str):
+        raise SpaceError(f"kernel object {obj!r} has no string 'name'; give the set an id_getter")
+    return name
+
+
+class KernelSets:
+    """The objects of every set of a space, evaluated on one kernel."""
+
+    def __init__(self, space: Space, kernel):
+        self.space = space
+        self.kernel = kernel
+        self.plain: dict[str, list] = {}  # set -> [(id, obj)]
+        self.param: dict[tuple[str, str], list] = {}  # (set, param id) -> [(id, obj)]
+        self.pos: dict[tuple[str, str], int] = {}  # (set, id) -> position
+        self.objects: dict[tuple[str, str], Any] = {}  # (root, id) -> obj
+        done: set[str] = set()
+        order = [s for s in space.sets.values() if s.quotient is None]
+        while order:  # supersets and parameter sets first
+            progress = False
+            for s in list(order):
+                deps = {s.superset} | ({s.param.set.name} if s.param else set())
+                if deps - {None} <= done:
+                    self._eval(s)
+                    done.add(s.name)
+                    order.remove(s)
+                    progress = True
+            if not progress:
+                raise SpaceError("sets depend on each other in a cycle: "
+                                 + ", ".join(s.name for s in order))
+        self._check_disjoint()
+
+    def _ids(self, s, objs, env):
+        getter = s.entries.get("id_getter")
+        out, seen = [], set()
+        for o in objs:
+            i = str(getter({**env, "item": o, "obj": o})) if getter else object_id(o)
+            if i in seen:
+                raise SpaceError(f"set {s.name}: two objects share the id {i!r}")
+            seen.add(i)
+            out.append((i, o))
+        return out
+
+    def _members(self, s, env) -> list:
+        it, fs = s.entries.get("iterator"), s.entries.get("from_superset")
+        if it is not None:
+            objs = list(it(env))
+        else:
+            objs = [o for _, o in self.members(s.superset, env)]
+        if fs is not None:
+            objs = [o for o in objs if fs({**env, "item": o})]
+        members = self._ids(s, objs, env)
+        if s.superset is not None:
+            sup = {i for i, _ in self.members(s.superset, env)}
+            for i, _ in members:
+                if i not in sup:
+                    raise SpaceError(f"kernel: {i} is in {s.name} but not in its superset "
+                                     f"{s.superset}")
+        root = self.space.root(s.name)
+        for i, o in members:
+            self.objects.setdefault((root, i), o)
+        return members
+
+    def members(self, name: str, env, arg: str | None = None) -> list:
+        """Members of a set; for a parametric set, `arg` names the variable of
+        `env` holding its parameter (default: the set's own parameter name)."""
+        s = self.space.sets[name]
+        if s.param is None:
+            return self.plain[name]
+        return self.param.get((name, object_id(env[arg or s.param.var])), [])
+
+    def _eval(self, s) -> None:
+        base = {"fun": self.kernel}
+        if s.param is None:
+            self.plain[s.name] = m = self._members(s, base)
+            for k, (i, _) in enumerate(m):
+                self.pos[(s.name, i)] = k
+            return
+        for pid, pobj in self.members(s.param.set.name, base):
+            env = {**base, s.param.var: pobj}
+            m = self._members(s, env)
+            self.param[(s.name, pid)] = m
+            for k, (i, _) in enumerate(m):
+                self.pos.setdefault((s.name, i), k)
+
+    def _check_disjoint(self) -> None:
+        def all_ids(name):
+            s = self.space.sets[name]
+            if s.param is None:
+                return {i for i, _ in self.plain[name]}
+            return {i for (n, _), m in self.param.items() if n == name for i, _ in m}
+        for s in self.space.sets.values():
+            for d in s.disjoint:
+                common = all_ids(s.name) & all_ids(d)
+                if common:
+                    raise SpaceError(f"kernel: sets {s.name} and {d} are declared disjoint "
+                                     f"but share {sorted(common)}")
+
+
+class Problem:
+    """The CSP <d_K, C_K> of a kernel, plus its propagator instances."""
+
+    def __init__(self, space: Space, kernel, fired: frozenset = frozenset(), parent=None):
+        self.space = space
+        self.kernel = kernel
+        self.fired = fired
+        self.root_problem = parent.root_problem if parent else self
+        if parent is None:
+            self._extensions: dict[frozenset, Problem] = {}
+        self.sets = KernelSets(space, kernel)
+        self.choice_infos = list(space.choices.values())
+        self.keys: list[tuple[str, tuple[str, ...]]] = []  # var -> (choice, objects)
+        self.vc: list[int] = []
+        self.vj: list[int] = []
+        self.universe: list = []  # var -> tuple of values (enum names or ints)
+        self.index: dict[tuple[str, tuple], tuple[int, bool]] = {}
+        self.choice_vars: list[list[int]] = [[] for _ in self.choice_infos]
+        self.init_tables: list[list] = []
+        self.instances: list = []
+        self.static_clauses: list[int] = []
+        self._make_vars()
+        self._make_instances()
+        self.watches: list[list[int]] = [[] for _ in self.keys]
+        for inst in self.instances:
+            if inst.id in self._static:
+                continue
+            for v in set(inst.vars()):
+                self.watches[v].append(inst.id)
+        del self._static
+
+    # ------------------------------------------------------------ bindings
+    def bindings(self, foralls, precedes=(), env=None, ids=None):
+        """Yield (env, ids) for every combination of distinct objects."""
+        env = {"fun": self.kernel} if env is None else env
+        ids = {} if ids is None else ids
+        yield from self._bind(list(foralls), dict(precedes), env, ids, {})
+
+    def _bind(self, foralls, precedes, env, ids, roots):
+        if not foralls:
+            yield env, ids
+            return
+        b, rest = foralls[0], foralls[1:]
+        root = self.space.root(b.set.name)
+        taken = {i for (r, i) in roots.values() if r == root}
+        members = self.sets.members(b.set.name, env, b.set.arg)
+        limit = None
+        if b.var in precedes and precedes[b.var] in ids:
+            limit = self.sets.pos[(b.set.name, ids[precedes[b.var]])]
+        for k, (i, o) in enumerate(members):
+            if i in taken:
+                continue
+            if limit is not None and k >= limit:
+                break
+            env2 = {**env, b.var: o}
+            ids2 = {**ids, b.var: i}
+            roots2 = {**roots, b.var: (root, i)}
+            yield from self._bind(rest, precedes, env2, ids2, roots2)
+
+    # ----------------------------------------------------------- variables
+    def _make_vars(self) -> None:
+        for ci, c in enumerate(self.choice_infos):
+            table: list = []
+            self.init_tables.append(table)
+            for env, ids in self.bindings(c.params, {a: b for a, b in c.precedes}):
+                objs = tuple(ids[b.var] for b in c.params)
+                if c.mirrored:
+                    mirror = (objs[1], objs[0])
+                    if (c.name, mirror) in self.index:
+                        self.index[(c.name, objs)] = (self.index[(c.name, mirror)][0], True)
+                        continue
+                v = len(self.keys)
+                self.keys.append((c.name, objs))
+                self.vc.append(ci)
+                self.choice_vars[ci].append(v)
+                self.vj.append(len(table))
+                self.index[(c.name, objs)] = (v, False)
+                if c.kind == "enum":
+                    self.universe.append(c.values)
+                    table.append((1 << len(c.values)) - 1)
+                elif c.kind == "integer":
+                    u = self._universe(c, env, objs)
+                    self.universe.append(u)
+                    table.append((1 << len(u)) - 1)
+                else:
+                    self.universe.append(())
+                    table.append((-INF, INF))
+
+    def _universe(self, c, env, objs) -> tuple:
+        raw = c.universe(env)
+        try:
+            vals = sorted({int(x) for x in raw})
+        except TypeError:
+            vals = [int(raw)]
+        if not vals:
+            raise SpaceError(f"choice {c.name}{objs}: {c.universe} gives no possible value")
+        return tuple(vals)
+
+    def lookup(self, ref: ast.ChoiceRef, ids: dict) -> tuple[int, bool]:
+        objs = tuple(ids[a] for a in ref.args)
+        got = self.index.get((ref.name, objs))
+        if got is None:
+            raise SpaceError(f"{ref.name}{objs} is not an instance of choice {ref.name} "
+                             "(objects must be distinct members of its sets)")
+        return got
+
+    # ----------------------------------------------------------- instances
+    def _make_instances(self) -> None:
+        self._static: set[int] = set()
+        for g in self.space.constraints:
+            for env, ids in self.bindings(g.foralls, g.precedes):
+                lits = []
+                for cond in g.conditions:
+                    got = self._literals(cond, env, ids)
+                    if got is True:
+                        break
+                    lits += got
+                else:
+                    objs = tuple(ids[b.var] for b in g.foralls)
+                    static = len(lits) == 1 and lits[0][0] == MASK
+                    self._add(Clause(lits, g.origin, objs), static)
+        for g in self.space.counters:
+            for env, ids in self.bindings(g.params):
+                objs = tuple(ids[b.var] for b in g.params)
+                var = self.index[(g.choice, objs)][0]
+                terms = []
+                for tenv, tids in self.bindings(g.foralls, (), env, ids):
+                    delta = -1
+                    if g.delta is not None:
+                        allp = tuple(g.params) + tuple(g.foralls)
+                        delta = self.index[(g.delta, tuple(tids[b.var] for b in allp))][0]
+                    side = self._side(g.value, tenv, tids)
+                    lo, hi = (side[1], side[1]) if side[0] == "c" else \
+                        (min(self.universe[side[1]]), max(self.universe[side[1]]))
+                    if lo < (1 if g.op == "mul" else 0):
+                        raise SpaceError(f"counter {g.choice}{objs}: term value {lo} must be "
+                                         f"{'>= 1 in a product' if g.op == 'mul' else '>= 0'}")
+                    terms.append((delta, side))
+                info = self.space.choices[g.choice]
+                self._add(Counter(var, g.op, terms, info.half, f"counter {g.choice}", objs))
+        for g in self.space.triggers:
+            for env, ids in self.bindings(g.foralls):
+                objs = tuple(ids[b.var] for b in g.foralls)
+                lits = []
+                for cond in g.conditions:
+                    got = self._literals(cond, env, ids, conjunction=True)
+                    if got is False:
+                        break
+                    lits += got
+                else:
+                    self._add(Trigger(lits, (g.index, objs), f"trigger {g.action}", objs))
+
+    def _add(self, inst, static=False) -> None:
+        inst.id = len(self.instances)
+        self.instances.append(inst)
+        if static:
+            self._static.add(inst.id)
+
+    def _side(self, x, env, ids):
+        if isinstance(x, ast.ChoiceRef):
+            v, _ = self.lookup(x, ids)
+            kind = self.space.choices[x.name].kind
+            return ("k", v) if kind == "counter" else ("i", v)
+        if isinstance(x, ast.Const):
+            return ("c", x.value)
+        val = x(env)
+        if isinstance(val, bool):
+            raise SpaceError(f"snippet {x} gives a boolean where a number is expected")
+        if isinstance(val, (list, tuple, set, frozenset, range)):
+            return ("s", frozenset(int(a) for a in val))
+        return ("c", int(val))
+
+    def _literals(self, cond, env, ids, conjunction=False):
+        """Literals of one condition: a list, or True/False when the condition
+        is constant for this kernel (True short-circuits a clause, False a
+        conjunction)."""
+        if isinstance(cond, ast.SnippetCond):
+            val = bool(cond.snippet(env)) != cond.negated
+            if conjunction:
+                return [] if val else False
+            return True if val else []
+        if isinstance(cond, ExistsCond):
+            out = []
+            for e2, i2 in self.bindings((cond.binding,), {cond.binding.var: cond.before}, env, ids):
+                out += self._literals(cond.cond, e2, i2)
+            return out
+        if isinstance(cond, ast.IsCond):
+            c = self.space.choices[cond.ref.name]
+            v, inv = self.lookup(cond.ref, ids)
+            mask = c.value_mask(cond.values)
+            if cond.negated:
+                mask = ((1 << len(c.values)) - 1) & ~mask
+            if inv:
+                mask = _permute(mask, c.inverse)
+            return [(MASK, v, mask)]
+        return [self._compare(cond, env, ids)]
+
+    def _compare(self, cond: ast.CmpCond, env, ids):
+        lhs, op, rhs = cond.lhs, cond.op, cond.rhs
+        if not isinstance(lhs, ast.ChoiceRef):
+            lhs, rhs, op = rhs, lhs, _SWAP[op]
+        lc = self.space.choices[lhs.name]
+        if isinstance(rhs, ast.ChoiceRef):
+            rc = self.space.choices[rhs.name]
+            if lc.kind != "counter" and rc.kind != "counter":
+                return self._pair(lc, self.lookup(lhs, ids), op, rc, self.lookup(rhs, ids))
+        ls, rs = self._side(lhs, env, ids), self._side(rhs, env, ids)
+        if ls[0] == "i" and rs[0] in ("c", "s"):
+            u = self.universe[ls[1]]
+            if rs[0] == "s":
+                if op not in ("==", "!="):
+                    raise SpaceError(f"{cond}: a set of values compares only with == or !=")
+                keep = [(x in rs[1]) == (op == "==") for x in u]
+            else:
+                keep = [_OPS[op](x, rs[1]) for x in u]
+            return (MASK, ls[1], sum(1 << i for i, k in enumerate(keep) if k))
+        if rs[0] == "s" and op not in ("==", "!="):
+            raise SpaceError(f"{cond}: a set of values compares only with == or !=")
+        if op in (">", ">="):  # only <, <=, ==, != reach the propagators
+            ls, rs, op = rs, ls, _SWAP[op]
+        return (NUM, ls, op, rs)
+
+    def _pair(self, lc, lref, op, rc, rref):
+        (v1, inv1), (v2, inv2) = lref, rref
+
+        def view(c, inv, i):
+            return c.inverse[i] if inv else i
+
+        def value(c, v, i):
+            return c.values[i] if c.kind == "enum" else self.universe[v][i]
+        f = _OPS[op]
+        n1, n2 = len(self.universe[v1]), len(self.universe[v2])
+        if v1 == v2:
+            mask = 0
+            for i in range(n1):
+                if f(value(lc, v1, view(lc, inv1, i)), value(rc, v2, view(rc, inv2, i))):
+                    mask |= 1 << i
+            return (MASK, v1, mask)
+        t12 = [0] * n1
+        t21 = [0] * n2
+        for i in range(n1):
+            a = value(lc, v1, view(lc, inv1, i))
+            for j in range(n2):
+                if f(a, value(rc, v2, view(rc, inv2, j))):
+                    t12[i] |= 1 << j
+                    t21[j] |= 1 << i
+        return (PAIR, v1, v2, tuple(t12), tuple(t21))
+
+    # ------------------------------------------------------------ messages
+    def describe(self, v: int) -> str:
+        name, objs = self.keys[v]
+        return f"{name}({', '.join(objs)})"
+
+    def dead_end(self, cause: int, v: int | None) -> DeadEnd:
+        choice = self.describe(v) if v is not None else None
+        if cause == DECISION:
+            return DeadEnd("decision", (), choice)
+        if cause == LOWERING:
+            return DeadEnd("lowering", (), choice)
+        inst = self.instances[cause]
+        return DeadEnd(inst.origin, inst.objects, choice)
+
+    def cause_text(self, cause: int) -> str:
+        if cause == DECISION:
+            return "decision"
+        if cause == LOWERING:
+            return "lowering"
+        inst = self.instances[cause]
+        return f"{inst.origin} on ({', '.join(inst.objects)})"
+
+    # ----------------------------------------------------------- lowering
+    def extended(self, fired: frozenset) -> "Problem":
+        """The problem of the kernel after the given triggers ran (cached)."""
+        root = self.root_problem
+        got = root._extensions.get(fired)
+        if got is None:
+            kernel = root.kernel.copy()
+            for index, objs in sorted(fired):
+                g = self.space.triggers[index]
+                env = {"fun": kernel}
+                for b, i in zip(g.foralls, objs):
+                    env[b.var] = root_obj(self, b, i)
+                g.action(env)
+            got = Problem(self.space, kernel, fired, root)
+            root._extensions[fired] = got
+        return got
+
+
+def root_obj(problem: Problem, b: ast.Binding, i: str):
+    key = (problem.space.root(b.set.name), i)
+    try:
+        return problem.sets.objects[key]
+    except KeyError:
+        raise SpaceError(f"trigger refers to unknown object {i}") from None
+
+
+def _permute(mask: int, perm) -> int:
+    out = 0
+    for i, j in enumerate(perm):
+        if mask >> i & 1:
+            out |= 1 << j
+    return out
+

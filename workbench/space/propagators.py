@@ -1,0 +1,400 @@
+"""Propagators over a decision vector (thesis §3.5.4–3.5.5).
+
+Domains are ints: a bitset over the instance's values for enum and integer
+choices, a (min, max) pair for counters. The decision vector is stored per
+generic choice (one list per choice) so that a new candidate copies only the
+lists propagation wrote to (copy-on-write, as in the thesis's §3.5.1).
+
+Literals, the building blocks of clauses and trigger conditions, are tuples:
+
+    (MASK, v, mask)                 domain(v) ⊆ mask
+    (PAIR, v1, v2, t12, t21)        a binary relation given by support masks:
+                                    value i of v1 is compatible with the values
+                                    t12[i] of v2 (and t21 the other way)
+    (NUM, lhs, op, rhs)             interval reasoning when a counter is
+                                    involved; sides are ("c", int),
+                                    ("i", v) integer choice, ("k", v) counter,
+                                    ("s", frozenset) membership
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from ..errors import DeadEnd
+
+MASK, PAIR, NUM = 0, 1, 2
+FALSE, TRUE, UNKNOWN = 0, 1, 2
+INF = 1 << 62
+
+DECISION = -1  # cause of a write: the decision itself
+LOWERING = -2  # cause of a write: objects added by a trigger
+
+
+class Store:
+    """A mutable view of a decision vector during one propagation."""
+
+    __slots__ = ("tables", "owned", "vc", "vj", "universe", "log", "pending", "problem")
+
+    def __init__(self, problem, tables):
+        self.problem = problem
+        self.tables = list(tables)
+        self.owned = [False] * len(self.tables)
+        self.vc = problem.vc
+        self.vj = problem.vj
+        self.universe = problem.universe
+        self.log: list = []
+        self.pending: set = set()
+
+    def get(self, v):
+        return self.tables[self.vc[v]][self.vj[v]]
+
+    def put(self, v, new, cause) -> None:
+        c = self.vc[v]
+        t = self.tables[c]
+        if not self.owned[c]:
+            t = self.tables[c] = t.copy()
+            self.owned[c] = True
+        j = self.vj[v]
+        self.log.append((v, t[j], new, cause))
+        t[j] = new
+
+    def restrict(self, v, mask, cause) -> bool:
+        d = self.get(v)
+        nd = d & mask
+        if nd == d:
+            return False
+        if nd == 0:
+            raise self.problem.dead_end(cause, v)
+        self.put(v, nd, cause)
+        return True
+
+    # interval of a numeric side
+    def bounds(self, side):
+        kind = side[0]
+        if kind == "c":
+            return side[1], side[1]
+        if kind == "k":
+            return self.get(side[1])
+        d = self.get(side[1])
+        u = self.universe[side[1]]
+        return u[(d & -d).bit_length() - 1], u[d.bit_length() - 1]
+
+    def tighten(self, side, lo, hi, cause) -> list:
+        """Restrict a numeric side to [lo, hi]; returns the variables changed."""
+        kind = side[0]
+        v = side[1] if kind in ("i", "k") else None
+        if kind == "c":
+            if not lo <= side[1] <= hi:
+                raise self.problem.dead_end(cause, None)
+            return []
+        if kind == "k":
+            clo, chi = self.get(v)
+            nlo, nhi = max(clo, lo), min(chi, hi)
+            if nlo > nhi:
+                raise self.problem.dead_end(cause, v)
+            if (nlo, nhi) != (clo, chi):
+                self.put(v, (nlo, nhi), cause)
+                return [v]
+            return []
+        u = self.universe[v]
+        mask = 0
+        for i, x in enumerate(u):
+            if lo <= x <= hi:
+                mask |= 1 << i
+        return [v] if self.restrict(v, mask, cause) else []
+
+
+def bits(d: int):
+    while d:
+        low = d & -d
+        yield low.bit_length() - 1
+        d ^= low
+
+
+# ------------------------------------------------------------------ literals
+def status(st: Store, lit) -> int:
+    k = lit[0]
+    if k == MASK:
+        d = st.get(lit[1])
+        m = lit[2]
+        if d & m == 0:
+            return FALSE
+        return TRUE if d & ~m == 0 else UNKNOWN
+    if k == PAIR:
+        d1, d2 = st.get(lit[1]), st.get(lit[2])
+        t12 = lit[3]
+        all_true = all_false = True
+        for i in bits(d1):
+            s = t12[i]
+            if d2 & ~s:
+                all_true = False
+            if d2 & s:
+                all_false = False
+            if not (all_true or all_false):
+                return UNKNOWN
+        return TRUE if all_true else FALSE
+    return _num_status(st, lit)
+
+
+def _num_status(st: Store, lit) -> int:
+    _, lhs, op, rhs = lit
+    a, b = st.bounds(lhs)
+    if rhs[0] == "s":
+        inside = any(a <= s <= b for s in rhs[1])
+        fixed_in = a == b and a in rhs[1]
+        eq = TRUE if fixed_in else (FALSE if not inside else UNKNOWN)
+        return eq if op == "==" else (UNKNOWN if eq == UNKNOWN else 1 - eq)
+    c, d = st.bounds(rhs)
+    if op == "<=":
+        return TRUE if b <= c else (FALSE if a > d else UNKNOWN)
+    if op == "<":
+        return TRUE if b < c else (FALSE if a >= d else UNKNOWN)
+    eq = TRUE if a == b == c == d else (FALSE if b < c or d < a else UNKNOWN)
+    return eq if op == "==" else (UNKNOWN if eq == UNKNOWN else 1 - eq)
+
+
+def enforce(st: Store, lit, cause) -> list:
+    k = lit[0]
+    if k == MASK:
+        return [lit[1]] if st.restrict(lit[1], lit[2], cause) else []
+    if k == PAIR:
+        _, v1, v2, t12, t21 = lit
+        d2 = st.get(v2)
+        m1 = 0
+        for i in bits(st.get(v1)):
+            if t12[i] & d2:
+                m1 |= 1 << i
+        out = [v1] if st.restrict(v1, m1, cause) else []
+        d1 = st.get(v1)
+        m2 = 0
+        for j in bits(d2):
+            if t21[j] & d1:
+                m2 |= 1 << j
+        if st.restrict(v2, m2, cause):
+            out.append(v2)
+        return out
+    _, lhs, op, rhs = lit
+    a, b = st.bounds(lhs)
+    if rhs[0] == "s":
+        vals = sorted(rhs[1])
+        if op == "==":
+            inside = [s for s in vals if a <= s <= b]
+            if not inside:
+                raise st.problem.dead_end(cause, lhs[1] if lhs[0] != "c" else None)
+            return st.tighten(lhs, inside[0], inside[-1], cause)
+        while a <= b and a in rhs[1]:
+            a += 1
+        while b >= a and b in rhs[1]:
+            b -= 1
+        return st.tighten(lhs, a, b, cause)
+    c, d = st.bounds(rhs)
+    if op == "<=":
+        return st.tighten(lhs, -INF, d, cause) + st.tighten(rhs, a, INF, cause)
+    if op == "<":
+        return st.tighten(lhs, -INF, d - 1, cause) + st.tighten(rhs, a + 1, INF, cause)
+    if op == "==":
+        lo, hi = max(a, c), min(b, d)
+        return st.tighten(lhs, lo, hi, cause) + st.tighten(rhs, lo, hi, cause)
+    out = []  # != : only bounds can move
+    if c == d:
+        if lhs[0] == "i":
+            u = st.universe[lhs[1]]
+            if c in u and st.restrict(lhs[1], ~(1 << u.index(c)), cause):
+                out.append(lhs[1])
+        else:
+            out += st.tighten(lhs, a + (a == c), b - (b == c), cause)
+    a, b = st.bounds(lhs)
+    if a == b:
+        if rhs[0] == "i":
+            u = st.universe[rhs[1]]
+            if a in u and st.restrict(rhs[1], ~(1 << u.index(a)), cause):
+                out.append(rhs[1])
+        else:
+            out += st.tighten(rhs, c + (c == a), d - (d == a), cause)
+    return out
+
+
+# ---------------------------------------------------------------- instances
+class Clause:
+    """One instance of a generic constraint: a disjunction of literals."""
+
+    __slots__ = ("lits", "origin", "objects", "id")
+    trigger = False
+
+    def __init__(self, lits, origin, objects):
+        self.lits = tuple(lits)
+        self.origin = origin
+        self.objects = objects
+
+    def vars(self):
+        for lit in self.lits:
+            yield from lit_vars(lit)
+
+    def run(self, st: Store):
+        tables, vc, vj = st.tables, st.vc, st.vj
+        last = None
+        for lit in self.lits:
+            if lit[0] == MASK:
+                v = lit[1]
+                d = tables[vc[v]][vj[v]]
+                m = lit[2]
+                if d & m == 0:
+                    continue
+                if d & ~m == 0:
+                    return ()
+            else:
+                s = status(st, lit)
+                if s == FALSE:
+                    continue
+                if s == TRUE:
+                    return ()
+            if last is not None:
+                return ()
+            last = lit
+        if last is None:
+            raise st.problem.dead_end(self.id, None)
+        return enforce(st, last, self.id)
+
+
+class Counter:
+    """Keeps a counter's [min, max] equal to the sum/product of its terms and
+    prunes the terms that would push it out of its domain (thesis §3.5.2)."""
+
+    __slots__ = ("var", "op", "terms", "half", "origin", "objects", "id")
+    trigger = False
+
+    def __init__(self, var, op, terms, half, origin, objects):
+        self.var = var
+        self.op = op
+        self.terms = terms  # list of (delta var or -1, value side)
+        self.half = half
+        self.origin = origin
+        self.objects = objects
+
+    def vars(self):
+        yield self.var
+        for delta, side in self.terms:
+            if delta >= 0:
+                yield delta
+            if side[0] == "i":
+                yield side[1]
+
+    def run(self, st: Store):
+        mul = self.op == "mul"
+        changed = []
+        while True:
+            lo = hi = 1 if mul else 0
+            state = []
+            for delta, side in self.terms:
+                dd = 2 if delta < 0 else st.get(delta)  # bit0: FALSE, bit1: TRUE
+                vmin, vmax = st.bounds(side)
+                state.append((dd, vmin, vmax))
+                if dd == 2:
+                    lo = lo * vmin if mul else lo + vmin
+                if dd & 2 and not self.half:
+                    hi = hi * vmax if mul else hi + vmax
+            if self.half:
+                hi = INF
+            clo, chi = st.get(self.var)
+            nlo, nhi = max(clo, lo), min(chi, hi)
+            if nlo > nhi:
+                raise st.problem.dead_end(self.id, self.var)
+            if (nlo, nhi) != (clo, chi):
+                st.put(self.var, (nlo, nhi), self.id)
+                changed.append(self.var)
+            progress = False
+            for (delta, side), (dd, vmin, vmax) in zip(self.terms, state):
+                if not dd & 2:
+                    continue
+                if dd == 2:
+                    olo = lo // vmin if mul else lo - vmin
+                else:
+                    olo = lo
+                ohi = INF if self.half else (hi // vmax if mul else hi - vmax)
+                if dd == 3:
+                    if (olo * vmin if mul else olo + vmin) > nhi:
+                        st.restrict(delta, 1, self.id)
+                        changed.append(delta)
+                        progress = True
+                        continue
+                    if not self.half and ohi < nlo:
+                        st.restrict(delta, 2, self.id)
+                        changed.append(delta)
+                        progress = True
+                    else:
+                        continue
+                if side[0] == "i" and vmin != vmax:
+                    if mul:
+                        vlo = -(-nlo // ohi) if not self.half and ohi > 0 else -INF
+                        vhi = nhi // olo if olo > 0 else INF
+                    else:
+                        vlo, vhi = (nlo - ohi if not self.half else -INF), nhi - olo
+                    got = st.tighten(side, vlo, vhi, self.id)
+                    if got:
+                        changed += got
+                        progress = True
+            if not progress:
+                return changed
+
+
+class Trigger:
+    """A lowering (thesis §3.3.4): fires once all its conditions hold."""
+
+    __slots__ = ("lits", "key", "origin", "objects", "id")
+    trigger = True
+
+    def __init__(self, lits, key, origin, objects):
+        self.lits = tuple(lits)
+        self.key = key
+        self.origin = origin
+        self.objects = objects
+
+    def vars(self):
+        for lit in self.lits:
+            yield from lit_vars(lit)
+
+    def run(self, st: Store):
+        if self.key in st.problem.fired:
+            return ()
+        for lit in self.lits:
+            if status(st, lit) != TRUE:
+                return ()
+        st.pending.add(self.key)
+        return ()
+
+
+def lit_vars(lit):
+    if lit[0] == MASK:
+        yield lit[1]
+    elif lit[0] == PAIR:
+        yield lit[1]
+        yield lit[2]
+    else:
+        for side in (lit[1], lit[3]):
+            if side[0] in ("i", "k"):
+                yield side[1]
+
+
+def fixpoint(st: Store, start) -> None:
+    """Run propagators until none prunes (thesis Algorithm 1). `start` lists
+    the instances to run first; each change schedules the instances that watch
+    the changed variable."""
+    problem = st.problem
+    insts = problem.instances
+    watches = problem.watches
+    inq = bytearray(len(insts))
+    queue = deque()
+    for i in start:
+        if not inq[i]:
+            inq[i] = 1
+            queue.append(i)
+    pop, push = queue.popleft, queue.append
+    while queue:
+        i = pop()
+        inq[i] = 0
+        for v in insts[i].run(st):
+            for j in watches[v]:
+                if not inq[j] and j != i:
+                    inq[j] = 1
+                    push(j)
