@@ -24,7 +24,7 @@ class SpaceSyntaxError(WorkbenchError):
         where = f"{source}:{line}:{col}"
         excerpt = ""
         if text:
-            lines = text.splitlines()
+            lines = text.split("\n")
             if 1 <= line <= len(lines):
                 src_line = lines[line - 1]
                 excerpt = f"\n    {src_line}\n    {' ' * (col - 1)}^"

@@ -243,7 +243,7 @@ class Problem:
                 else:
                     objs = tuple(ids[b.var] for b in g.foralls)
                     static = len(lits) == 1 and lits[0][0] == MASK
-                    self._add(Clause(lits, g.origin, objs), static)
+                    self._add(Clause(lits, f"{g.origin}: {g}", objs), static)
         for g in self.space.counters:
             for env, ids in self.bindings(g.params):
                 objs = tuple(ids[b.var] for b in g.params)

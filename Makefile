@@ -1,0 +1,31 @@
+# `make lab`: set up and open the workbench.  `make test`: set up and run all tests.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
+
+.PHONY: lab test bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.lab: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[lab,test]'
+	touch $@
+
+$(VENV)/.test: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+lab: $(VENV)/.lab
+	$(BIN)/jupyter lab --ip=127.0.0.1 $(ROOT_FLAG) notebooks/01_basic_block_scheduling.ipynb
+
+test: $(VENV)/.test
+	$(BIN)/python -m pytest
+
+bench: $(VENV)/.test
+	$(BIN)/python benchmarks/bench_propagation.py
+
+clean:
+	rm -rf $(VENV) *.egg-info

@@ -1,0 +1,152 @@
+"""`python -m workbench`: the engine from the command line.
+
+Every command prints one JSON object with --json, a readable summary otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+from . import kernels
+from .candidate import Candidate
+from .errors import DeadEnd, WorkbenchError
+from .space.space import load_space
+
+
+def parse_sizes(text: str | None) -> dict:
+    """"m=256,n=256,k=32" -> {"m": 256, ...} (ints, or floats where needed)."""
+    out: dict = {}
+    for part in filter(None, (text or "").split(",")):
+        if "=" not in part:
+            raise WorkbenchError(f"--sizes: expected name=value, got {part!r}")
+        name, value = part.split("=", 1)
+        try:
+            out[name.strip()] = int(value)
+        except ValueError:
+            try:
+                out[name.strip()] = float(value)
+            except ValueError:
+                raise WorkbenchError(f"--sizes: {name} must be a number, got {value!r}") from None
+    return out
+
+
+def build_kernel(name: str, sizes: dict):
+    builder = getattr(kernels, name, None)
+    if builder is None or name.startswith("_") or not callable(builder) or name in (
+            "from_spec", "register"):
+        known = [n for n in kernels.__all__ if n[0].islower() and n not in ("from_spec", "register")]
+        raise WorkbenchError(f"unknown kernel {name!r}; known: {', '.join(known)}")
+    try:
+        return builder(**sizes)
+    except TypeError as exc:
+        raise WorkbenchError(f"kernel {name}: {exc}") from None
+
+
+def load_candidate(args) -> Candidate:
+    kernel = build_kernel(args.kernel, parse_sizes(args.sizes))
+    space = getattr(args, "space", None)
+    root = Candidate.root(kernel, space)
+    if getattr(args, "trail", None):
+        data = json.loads(Path(args.trail).read_text())
+        trail = data["trail"] if isinstance(data, dict) else data
+        return Candidate.replay(kernel, trail, space)
+    return root
+
+
+def space_stats(root: Candidate, descents: int, seed: int) -> dict:
+    """Random descents (thesis Table 4.3): how often propagation misses a
+    dead end, and how deep a fixed candidate is."""
+    rng = random.Random(seed)
+    dead = 0
+    depths = []
+    for _ in range(descents):
+        cand, depth = root, 0
+        try:
+            while not cand.is_fixed:
+                ch = rng.choice(cand.choices())
+                cand = cand.apply(ch.name, ch.objects, rng.choice(ch.values))
+                depth += 1
+        except DeadEnd:
+            dead += 1
+        depths.append(depth)
+    return {"descents": descents, "dead_ends": dead,
+            "dead_end_probability": dead / descents if descents else 0.0,
+            "mean_depth": sum(depths) / len(depths) if depths else 0.0,
+            "log10_space_size": root.log10_size()}
+
+
+def _emit(obj: dict, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(obj))
+    else:
+        for k, v in obj.items():
+            print(f"{k}: {v}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m workbench",
+        description="Candidate Workbench: explore partially specified GPU kernel "
+                    "implementations (candidates) from the command line.")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+
+    def kernel_args(p):
+        p.add_argument("--kernel", required=True,
+                       help="kernel builder, e.g. random_basic_block")
+        p.add_argument("--sizes", default="", help="builder arguments, e.g. n=12,seed=7")
+        p.add_argument("--space", default=None,
+                       help="decision space (.space name or path); default: the kernel's")
+        p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    p = sub.add_parser("space-stats", help="dead-end probability and depth of random descents")
+    kernel_args(p)
+    p.add_argument("--descents", type=int, default=100)
+    p.add_argument("--seed", type=int, default=0)
+
+    p = sub.add_parser("choices", help="open choices of a candidate (root or --trail)")
+    kernel_args(p)
+    p.add_argument("--trail", help="JSON file written by Candidate.to_json()")
+
+    p = sub.add_parser("check-space", help="parse and type-check a .space file")
+    p.add_argument("path")
+    p.add_argument("--json", action="store_true")
+
+    args = ap.parse_args(argv)
+    if args.command is None:
+        ap.print_help()
+        return 0
+    try:
+        if args.command == "space-stats":
+            root = load_candidate(args)
+            t0 = time.perf_counter()
+            out = space_stats(root, args.descents, args.seed)
+            if not args.json:
+                out["seconds"] = round(time.perf_counter() - t0, 3)
+            _emit(out, args.json)
+        elif args.command == "choices":
+            cand = load_candidate(args)
+            chs = [{"name": c.name, "objects": list(c.objects), "values": list(c.values)}
+                   for c in cand.choices()]
+            if args.json:
+                print(json.dumps({"fixed": cand.is_fixed, "choices": chs}))
+            else:
+                for c in chs:
+                    print(f"{c['name']}({', '.join(c['objects'])}): {' | '.join(c['values'])}")
+        elif args.command == "check-space":
+            sp = load_space(args.path)
+            out = {"space": sp.name, "sets": len(sp.sets),
+                   "choices": len(sp.visible_choices()), "constraints": len(sp.constraints),
+                   "counters": len(sp.counters), "triggers": len(sp.triggers)}
+            _emit(out, args.json)
+    except (WorkbenchError, OSError, json.JSONDecodeError, KeyError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+__all__ = ["main", "space_stats", "parse_sizes"]
