@@ -1,0 +1,50 @@
+"""`python -m workbench` commands."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import workbench as wb
+from workbench.cli import main
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_help():
+    r = run("--help")
+    assert r.returncode == 0 and "space-stats" in r.stdout
+
+
+def test_space_stats_json(capsys):
+    assert main(["space-stats", "--kernel", "random_basic_block", "--sizes", "n=12,seed=7",
+                 "--descents", "40", "--seed", "1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"descents", "dead_ends", "dead_end_probability", "mean_depth",
+                        "log10_space_size"}
+    assert out["descents"] == 40 and out["dead_ends"] == 0
+    assert out["mean_depth"] > 0 and out["log10_space_size"] > 0
+
+
+def test_choices_reads_a_trail(tmp_path, capsys):
+    k = wb.kernels.random_basic_block(5, seed=2)
+    c = wb.Candidate.root(k)
+    ch = c.choices()[0]
+    c2 = c.apply(ch.name, ch.objects, ch.values[0])
+    f = tmp_path / "trail.json"
+    f.write_text(c2.to_json())
+    assert main(["choices", "--kernel", "random_basic_block", "--sizes", "n=5,seed=2",
+                 "--trail", str(f), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert len(out["choices"]) == len(c2.choices())
+
+
+def test_errors_are_messages_not_tracebacks():
+    r = run("space-stats", "--kernel", "nope", "--json")
+    assert r.returncode == 2 and "unknown kernel" in r.stderr and "Traceback" not in r.stderr
+    r = run("check-space", "tests/spaces/missing.space")
+    assert r.returncode == 2 and "no decision space" in r.stderr
