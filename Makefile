@@ -19,7 +19,8 @@ $(VENV)/.test: pyproject.toml | $(BIN)/python
 	touch $@
 
 lab: $(VENV)/.lab
-	$(BIN)/jupyter lab --ip=127.0.0.1 $(ROOT_FLAG) notebooks/01_basic_block_scheduling.ipynb
+	$(BIN)/jupyter lab --ip=127.0.0.1 $(ROOT_FLAG) --ServerApp.root_dir=. \
+		--LabApp.default_url=/lab/tree/notebooks/01_basic_block_scheduling.ipynb
 
 test: $(VENV)/.test
 	$(BIN)/python -m pytest
