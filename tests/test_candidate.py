@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from toy_kernel import toy
 
 import workbench as wb
-from toy_kernel import toy
 
 LOOPS = wb.load_space("tests/spaces/loops.space")
 

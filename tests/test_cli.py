@@ -11,7 +11,7 @@ from workbench.cli import main
 
 
 def run(*args):
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, check=False,
                           text=True, timeout=120)
 
 

@@ -7,8 +7,8 @@ import pytest
 
 import workbench as wb
 from workbench.space import Space, parse
-from workbench.space.snippet import parse_snippet
 from workbench.space.lexer import Source
+from workbench.space.snippet import parse_snippet
 
 HEADER = """
 set Insts:
@@ -60,9 +60,9 @@ def test_parse_errors_point_at_line_and_column(text, line, col, fragment):
     ("choice enum x($a in Insts):\n value A:\nend\nrequire x($b) is A", "$b is not bound"),
     ("choice enum x($a in Insts):\n value A:\n symmetric\nend", "two parameters"),
     ("choice half counter c():\n sum 1\nend\nrequire c() >= 3", "half counter"),
-    ("choice enum x($a in Insts):\n value A:\nend\n"
-     "choice integer n($a in Insts):\n \"[1, 2]\"\nend\n"
-     "require forall $a in Insts: x($a) == n($a)", "compare only with"),
+    (("choice enum x($a in Insts):\n value A:\nend\n"
+      "choice integer n($a in Insts):\n \"[1, 2]\"\nend\n"
+      "require forall $a in Insts: x($a) == n($a)"), "compare only with"),
     ("set Sub subsetof Insts:\nend", "needs 'iterator' or 'from_superset'"),
     ("choice enum x($a in Insts):\n value A:\n alias A = A:\nend", "clashes"),
     ('require forall $a in Insts: "$b.ok()"', "unbound $b"),
@@ -96,7 +96,8 @@ def test_snippets_read_attributes_and_call_methods_only():
 
 
 def test_every_construct_parses():
-    spec = parse(open("tests/spaces/loops.space").read(), "loops.space")
+    with open("tests/spaces/loops.space") as f:
+        spec = parse(f.read(), "loops.space")
     kinds = {(c.kind, c.half) for c in spec.choices}
     assert {("enum", False), ("integer", False), ("counter", False), ("counter", True)} <= kinds
     assert spec.quotients and spec.triggers

@@ -8,11 +8,12 @@ import itertools
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from helpers import all_fixed, descend
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from toy_kernel import toy
 
 import workbench as wb
-from helpers import all_fixed, descend
-from toy_kernel import toy
 from workbench.space.checker import Checker, check_candidate
 from workbench.space.problem import KernelSets
 

@@ -7,7 +7,6 @@ first view the teaching notebook uses: the domain table of a candidate.
 
 from __future__ import annotations
 
-
 from .domains import domain_table_html, show_domains
 
 __all__ = ["domain_table_html", "show_domains"]

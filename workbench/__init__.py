@@ -8,10 +8,22 @@
 
 from . import kernels
 from .candidate import Candidate, Choice, Decision, Pruning
-from .errors import (DeadEnd, InvalidDecision, SpaceError, SpaceSyntaxError, WorkbenchError)
+from .errors import DeadEnd, InvalidDecision, SpaceError, SpaceSyntaxError, WorkbenchError
 from .space import Space, load_space
 
 __version__ = "0.1.0"
 
-__all__ = ["Candidate", "Choice", "Decision", "Pruning", "DeadEnd", "InvalidDecision",
-           "SpaceError", "SpaceSyntaxError", "WorkbenchError", "Space", "load_space", "kernels"]
+__all__ = [
+           "Candidate",
+           "Choice",
+           "DeadEnd",
+           "Decision",
+           "InvalidDecision",
+           "Pruning",
+           "Space",
+           "SpaceError",
+           "SpaceSyntaxError",
+           "WorkbenchError",
+           "kernels",
+           "load_space",
+]

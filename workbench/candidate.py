@@ -11,8 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 import weakref
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from .errors import DeadEnd, InvalidDecision
 from .space.problem import Problem
@@ -61,7 +61,7 @@ class Decision:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Decision":
+    def from_dict(cls, d: dict) -> Decision:
         try:
             values = (d["value"],) if "value" in d else tuple(d["values"])
             return cls(str(d["choice"]), tuple(map(str, d["objects"])), tuple(map(str, values)))
@@ -69,7 +69,7 @@ class Decision:
             raise InvalidDecision(f"malformed decision {d!r}: needs choice, objects and "
                                   "value (or values)") from exc
 
-    def check(self, cand: "Candidate") -> tuple[int, int]:
+    def check(self, cand: Candidate) -> tuple[int, int]:
         """The variable and the mask of kept values (in stored orientation);
         raises InvalidDecision naming what is wrong."""
         space = cand.problem.space
@@ -112,13 +112,13 @@ def _permute(mask: int, perm) -> int:
     return out
 
 
-_ROOTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_ROOTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 class Candidate:
     """A kernel with a domain for each of its choices, at a propagation fixpoint."""
 
-    __slots__ = ("problem", "_tables", "trail", "_log", "_history", "__weakref__")
+    __slots__ = ("__weakref__", "_history", "_log", "_tables", "problem", "trail")
 
     def __init__(self, problem: Problem, tables, trail, log, history=()):
         self.problem = problem
@@ -129,7 +129,7 @@ class Candidate:
 
     # ------------------------------------------------------------ creation
     @classmethod
-    def root(cls, kernel, space: Space | str | None = None) -> "Candidate":
+    def root(cls, kernel, space: Space | str | None = None) -> Candidate:
         """The propagated root candidate of `kernel` in its decision space
         (by default the kernel's own `space` attribute)."""
         if space is None:
@@ -149,7 +149,7 @@ class Candidate:
         return root
 
     @classmethod
-    def replay(cls, kernel, trail: Iterable, space=None) -> "Candidate":
+    def replay(cls, kernel, trail: Iterable, space=None) -> Candidate:
         cand = cls.root(kernel, space)
         for d in trail:
             if isinstance(d, dict):
@@ -243,7 +243,7 @@ class Candidate:
         """log10 of the Cartesian product of the open domains: an upper bound
         on the number of implementations."""
         import math
-        return sum(math.log10(bin(d).count("1")) for _, _, d in self._visible_vars(False))
+        return sum(math.log10(d.bit_count()) for _, _, d in self._visible_vars(False))
 
     def assignment(self) -> dict:
         """{(choice, objects): value} of every visible choice (fixed candidates)."""
@@ -258,19 +258,19 @@ class Candidate:
         return list(self._history) + _resolve(self.problem, self._log)
 
     # ------------------------------------------------------------ decisions
-    def apply(self, name: str, objects, value) -> "Candidate":
+    def apply(self, name: str, objects, value) -> Candidate:
         """Fix a choice instance to one value; returns the new candidate.
         Raises InvalidDecision or DeadEnd; `self` is never modified."""
         return self.restrict(name, objects, (value,))
 
-    def restrict(self, name: str, objects, values) -> "Candidate":
+    def restrict(self, name: str, objects, values) -> Candidate:
         """Restrict a choice instance to a set of values (or an alias)."""
         if isinstance(values, (str, int)):
             values = (values,)
         d = Decision(str(name), tuple(map(str, objects)), tuple(map(str, values)))
         return self.decide(d)
 
-    def decide(self, d: Decision) -> "Candidate":
+    def decide(self, d: Decision) -> Candidate:
         v, mask = d.check(self)
         p = self.problem
         st = Store(p, self._tables)
@@ -302,7 +302,7 @@ class Candidate:
                            "digest": self.digest()})
 
     @classmethod
-    def from_json(cls, text: str) -> "Candidate":
+    def from_json(cls, text: str) -> Candidate:
         from . import kernels
         try:
             data = json.loads(text)

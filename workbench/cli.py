@@ -149,4 +149,4 @@ def main(argv=None) -> int:
     return 0
 
 
-__all__ = ["main", "space_stats", "parse_sizes"]
+__all__ = ["main", "parse_sizes", "space_stats"]

@@ -27,5 +27,11 @@ def register(name: str, build) -> None:
     _BUILDERS[name] = build
 
 
-__all__ = ["BasicBlock", "Instruction", "basic_block", "random_basic_block", "from_spec",
-           "register"]
+__all__ = [
+    "BasicBlock",
+    "Instruction",
+    "basic_block",
+    "from_spec",
+    "random_basic_block",
+    "register",
+]

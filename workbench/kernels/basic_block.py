@@ -20,7 +20,7 @@ class Instruction:
     deps: tuple[str, ...] = ()  # instructions whose result this one reads
     op: str = "op"
 
-    def depends_on(self, other: "Instruction") -> bool:
+    def depends_on(self, other: Instruction) -> bool:
         """Whether this instruction reads the result of `other`."""
         return other.name in self.deps
 
@@ -69,7 +69,7 @@ class BasicBlock:
     def instruction(self, name: str) -> Instruction:
         return self._by_name[name]
 
-    def copy(self) -> "BasicBlock":
+    def copy(self) -> BasicBlock:
         return BasicBlock(self._insts)
 
     def spec(self) -> dict:

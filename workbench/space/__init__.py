@@ -3,4 +3,4 @@
 from .parser import parse
 from .space import Space, load_space
 
-__all__ = ["parse", "Space", "load_space"]
+__all__ = ["Space", "load_space", "parse"]

@@ -90,7 +90,7 @@ def _binding(ts) -> ast.Binding:
 
 def _end(ts, opened):
     if not ts.at_kw("end"):
-        line, col = ts.src.linecol(opened.pos)
+        line, _ = ts.src.linecol(opened.pos)
         raise ts.error(f"expected 'end' to close the {opened.value!r} opened at line {line}, "
                        f"found {ts.tok.value or ts.tok.kind!r}")
     ts.next()
@@ -263,7 +263,7 @@ def _parse_constraint(ts, name) -> ast.Constraint:
     conds = [_condition(ts)]
     while ts.accept("op", "||"):
         conds.append(_condition(ts))
-    line, col = ts.src.linecol(pos)
+    line, _ = ts.src.linecol(pos)
     return ast.Constraint(tuple(foralls), tuple(conds), pos,
                           f"{name} ({ts.src.name}:{line})")
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import DeadEnd, SpaceError
 from . import ast
-from .propagators import (DECISION, INF, LOWERING, MASK, NUM, PAIR, Clause, Counter, Trigger)
+from .propagators import DECISION, INF, LOWERING, MASK, NUM, PAIR, Clause, Counter, Trigger
 from .space import ExistsCond, Space
 
 _OPS = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
@@ -255,8 +255,7 @@ class Problem:
                         allp = tuple(g.params) + tuple(g.foralls)
                         delta = self.index[(g.delta, tuple(tids[b.var] for b in allp))][0]
                     side = self._side(g.value, tenv, tids)
-                    lo, hi = (side[1], side[1]) if side[0] == "c" else \
-                        (min(self.universe[side[1]]), max(self.universe[side[1]]))
+                    lo = side[1] if side[0] == "c" else min(self.universe[side[1]])
                     if lo < (1 if g.op == "mul" else 0):
                         raise SpaceError(f"counter {g.choice}{objs}: term value {lo} must be "
                                          f"{'>= 1 in a product' if g.op == 'mul' else '>= 0'}")
@@ -394,7 +393,7 @@ class Problem:
         return f"{inst.origin} on ({', '.join(inst.objects)})"
 
     # ----------------------------------------------------------- lowering
-    def extended(self, fired: frozenset) -> "Problem":
+    def extended(self, fired: frozenset) -> Problem:
         """The problem of the kernel after the given triggers ran (cached)."""
         root = self.root_problem
         got = root._extensions.get(fired)

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 from collections import deque
 
-from ..errors import DeadEnd
-
 MASK, PAIR, NUM = 0, 1, 2
 FALSE, TRUE, UNKNOWN = 0, 1, 2
 INF = 1 << 62
@@ -34,7 +32,7 @@ LOWERING = -2  # cause of a write: objects added by a trigger
 class Store:
     """A mutable view of a decision vector during one propagation."""
 
-    __slots__ = ("tables", "owned", "vc", "vj", "universe", "log", "pending", "problem")
+    __slots__ = ("log", "owned", "pending", "problem", "tables", "universe", "vc", "vj")
 
     def __init__(self, problem, tables):
         self.problem = problem
@@ -219,7 +217,7 @@ def enforce(st: Store, lit, cause) -> list:
 class Clause:
     """One instance of a generic constraint: a disjunction of literals."""
 
-    __slots__ = ("lits", "origin", "objects", "id")
+    __slots__ = ("id", "lits", "objects", "origin")
     trigger = False
 
     def __init__(self, lits, origin, objects):
@@ -261,7 +259,7 @@ class Counter:
     """Keeps a counter's [min, max] equal to the sum/product of its terms and
     prunes the terms that would push it out of its domain (thesis §3.5.2)."""
 
-    __slots__ = ("var", "op", "terms", "half", "origin", "objects", "id")
+    __slots__ = ("half", "id", "objects", "op", "origin", "terms", "var")
     trigger = False
 
     def __init__(self, var, op, terms, half, origin, objects):
@@ -341,7 +339,7 @@ class Counter:
 class Trigger:
     """A lowering (thesis §3.3.4): fires once all its conditions hold."""
 
-    __slots__ = ("lits", "key", "origin", "objects", "id")
+    __slots__ = ("id", "key", "lits", "objects", "origin")
     trigger = True
 
     def __init__(self, lits, key, origin, objects):

@@ -14,8 +14,9 @@ Python internals.
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import SpaceError
 from .lexer import Source, TokenStream, tokenize
@@ -63,11 +64,23 @@ def parse_snippet(src: Source, start: int, end: int) -> Snippet:
                    f" ({src.name}:{line}:{col})")
 
 
+def _or(a, b):
+    return lambda e: bool(a(e)) or bool(b(e))
+
+
+def _and(a, b):
+    return lambda e: bool(a(e)) and bool(b(e))
+
+
+def _binary(op, a, b):
+    return lambda e: op(a(e), b(e))
+
+
 def _parse_or(ts, vs):
     left = _parse_and(ts, vs)
     while ts.accept("op", "||"):
         right = _parse_and(ts, vs)
-        left = (lambda a, b: lambda e: bool(a(e)) or bool(b(e)))(left, right)
+        left = _or(left, right)
     return left
 
 
@@ -75,7 +88,7 @@ def _parse_and(ts, vs):
     left = _parse_not(ts, vs)
     while ts.accept("op", "&&"):
         right = _parse_not(ts, vs)
-        left = (lambda a, b: lambda e: bool(a(e)) and bool(b(e)))(left, right)
+        left = _and(left, right)
     return left
 
 
@@ -100,7 +113,7 @@ def _parse_add(ts, vs):
     while ts.tok.kind == "op" and ts.tok.value in ("+", "-"):
         op = _ARITH[ts.next().value]
         right = _parse_mul(ts, vs)
-        left = (lambda o, a, b: lambda e: o(a(e), b(e)))(op, left, right)
+        left = _binary(op, left, right)
     return left
 
 
@@ -109,7 +122,7 @@ def _parse_mul(ts, vs):
     while ts.tok.kind == "op" and ts.tok.value in ("*", "/", "//", "%"):
         op = _ARITH[ts.next().value]
         right = _parse_unary(ts, vs)
-        left = (lambda o, a, b: lambda e: o(a(e), b(e)))(op, left, right)
+        left = _binary(op, left, right)
     return left
 
 
@@ -140,7 +153,7 @@ def _parse_postfix(ts, vs):
         elif ts.accept("op", "["):
             idx = _parse_or(ts, vs)
             ts.expect("op", "]")
-            fn = (lambda o, i: lambda e: o(e)[i(e)])(fn, idx)
+            fn = _binary(operator.getitem, fn, idx)
         else:
             return fn
 

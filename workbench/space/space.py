@@ -151,7 +151,7 @@ class Space:
         self._build(spec)
 
     @classmethod
-    def from_text(cls, text: str, name: str = "<space>") -> "Space":
+    def from_text(cls, text: str, name: str = "<space>") -> Space:
         return cls(parse(text, name), name, text)
 
     # ---------------------------------------------------------------- sets
