@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .errors import DeadEnd, InvalidDecision
-from .space.problem import Problem
+from .space.problem import Problem, permute
 from .space.propagators import DECISION, INF, LOWERING, Counter, Store, fixpoint
 from .space.space import Space, load_space
 
@@ -95,21 +95,13 @@ class Decision:
                 raise InvalidDecision(f"{val!r} is not a value of {self.choice}; values: "
                                       f"{', '.join(universe)}")
         if inv:
-            mask = _permute(mask, info.inverse)
+            mask = permute(mask, info.inverse)
         dom = cand._dom(v)
         if dom & mask == 0:
             now = ", ".join(cand._names(v, dom, inv))
             raise InvalidDecision(f"{self.choice}({', '.join(self.objects)}) = "
                                   f"{'|'.join(self.values)} is outside its domain {{{now}}}")
         return v, mask
-
-
-def _permute(mask: int, perm) -> int:
-    out = 0
-    for i, j in enumerate(perm):
-        if mask >> i & 1:
-            out |= 1 << j
-    return out
 
 
 _ROOTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -174,7 +166,7 @@ class Candidate:
         p = self.problem
         info = p.choice_infos[p.vc[v]]
         if inv:
-            dom = _permute(dom, info.inverse)
+            dom = permute(dom, info.inverse)
         u = p.universe[v]
         return tuple(str(u[i]) for i in range(len(u)) if dom >> i & 1)
 

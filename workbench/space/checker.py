@@ -11,10 +11,8 @@ from __future__ import annotations
 
 from ..errors import SpaceError
 from . import ast
+from .snippet import CMP_OPS
 from .space import Space
-
-_OPS = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
-        "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
 
 
 class Checker:
@@ -124,7 +122,7 @@ class Checker:
             if isinstance(coll, (list, tuple, set, frozenset, range)):
                 inside = other in {int(c) for c in coll}
                 return inside if cond.op == "==" else not inside
-        return _OPS[cond.op](lhs, rhs)
+        return CMP_OPS[cond.op](lhs, rhs)
 
     # ------------------------------------------------------------- check
     def check(self) -> list[str]:

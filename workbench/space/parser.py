@@ -28,9 +28,8 @@ from __future__ import annotations
 from ..errors import SpaceSyntaxError
 from . import ast
 from .lexer import Source, TokenStream, tokenize
-from .snippet import parse_snippet
+from .snippet import CMP_OPS, parse_snippet
 
-CMP_OPS = ("==", "!=", "<", "<=", ">", ">=")
 _STATEMENT_KWS = ("set", "choice", "require", "trigger", "quotient")
 
 

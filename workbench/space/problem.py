@@ -14,10 +14,9 @@ from typing import Any
 from ..errors import DeadEnd, SpaceError
 from . import ast
 from .propagators import DECISION, INF, LOWERING, MASK, NUM, PAIR, Clause, Counter, Trigger
+from .snippet import CMP_OPS
 from .space import ExistsCond, Space
 
-_OPS = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
-        "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
 _SWAP = {"==": "==", "!=": "!=", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
 
 
@@ -315,7 +314,7 @@ class Problem:
             if cond.negated:
                 mask = ((1 << len(c.values)) - 1) & ~mask
             if inv:
-                mask = _permute(mask, c.inverse)
+                mask = permute(mask, c.inverse)
             return [(MASK, v, mask)]
         return [self._compare(cond, env, ids)]
 
@@ -336,7 +335,7 @@ class Problem:
                     raise SpaceError(f"{cond}: a set of values compares only with == or !=")
                 keep = [(x in rs[1]) == (op == "==") for x in u]
             else:
-                keep = [_OPS[op](x, rs[1]) for x in u]
+                keep = [CMP_OPS[op](x, rs[1]) for x in u]
             return (MASK, ls[1], sum(1 << i for i, k in enumerate(keep) if k))
         if rs[0] == "s" and op not in ("==", "!="):
             raise SpaceError(f"{cond}: a set of values compares only with == or !=")
@@ -352,7 +351,7 @@ class Problem:
 
         def value(c, v, i):
             return c.values[i] if c.kind == "enum" else self.universe[v][i]
-        f = _OPS[op]
+        f = CMP_OPS[op]
         n1, n2 = len(self.universe[v1]), len(self.universe[v2])
         if v1 == v2:
             mask = 0
@@ -418,7 +417,8 @@ def root_obj(problem: Problem, b: ast.Binding, i: str):
         raise SpaceError(f"trigger refers to unknown object {i}") from None
 
 
-def _permute(mask: int, perm) -> int:
+def permute(mask: int, perm) -> int:
+    """Map a value bitset through a permutation of value indices (mirrored views)."""
     out = 0
     for i, j in enumerate(perm):
         if mask >> i & 1:

@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import SpaceError
 from .lexer import Source, TokenStream, tokenize
 
-_CMP = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+CMP_OPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
         ">": operator.gt, ">=": operator.ge}
 _ARITH = {"+": operator.add, "-": operator.sub, "*": operator.mul,
           "//": operator.floordiv, "/": operator.floordiv, "%": operator.mod}
@@ -101,8 +101,8 @@ def _parse_not(ts, vs):
 
 def _parse_cmp(ts, vs):
     left = _parse_add(ts, vs)
-    if ts.tok.kind == "op" and ts.tok.value in _CMP:
-        op = _CMP[ts.next().value]
+    if ts.tok.kind == "op" and ts.tok.value in CMP_OPS:
+        op = CMP_OPS[ts.next().value]
         right = _parse_add(ts, vs)
         return lambda e: op(left(e), right(e))
     return left
