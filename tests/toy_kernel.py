@@ -30,6 +30,12 @@ class Inst:
     cacheable: bool
     kernel: object = None
 
+    def dims(self):
+        """What InstDims($inst) iterates: the kernel's dims this instruction runs in."""
+        if self.kernel is None:
+            return [Dim(n, False) for n in self.dim_names]
+        return self.kernel.dims_of(self)
+
 
 @dataclass(frozen=True, eq=False)
 class Value:
@@ -67,15 +73,6 @@ class ToyKernel:
 
     def spec(self):
         return {"builder": "toy", "n_dims": len(self._dims)}
-
-
-# InstDims($inst) iterates "$inst.dims()": give instructions access to their dims.
-def _inst_dims(self):
-    return [Dim(n, False) for n in self.dim_names] if self.kernel is None else \
-        self.kernel.dims_of(self)
-
-
-Inst.dims = _inst_dims
 
 
 def toy(n_static=2, n_dynamic=1, n_values=1, **kw) -> ToyKernel:

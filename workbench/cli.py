@@ -36,13 +36,10 @@ def parse_sizes(text: str | None) -> dict:
 
 
 def build_kernel(name: str, sizes: dict):
-    builder = getattr(kernels, name, None)
-    if builder is None or name.startswith("_") or not callable(builder) or name in (
-            "from_spec", "register"):
-        known = [n for n in kernels.__all__ if n[0].islower() and n not in ("from_spec", "register")]
-        raise WorkbenchError(f"unknown kernel {name!r}; known: {', '.join(known)}")
+    if name not in kernels.BUILDERS:
+        raise WorkbenchError(f"unknown kernel {name!r}; known: {', '.join(kernels.BUILDERS)}")
     try:
-        return builder(**sizes)
+        return getattr(kernels, name)(**sizes)
     except TypeError as exc:
         raise WorkbenchError(f"kernel {name}: {exc}") from None
 

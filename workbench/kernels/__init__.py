@@ -27,7 +27,9 @@ def register(name: str, build) -> None:
     _BUILDERS[name] = build
 
 
-__all__ = [
+BUILDERS = ("basic_block", "random_basic_block")  # what `--kernel` may name
+
+__all__ = ["BUILDERS", 
     "BasicBlock",
     "Instruction",
     "basic_block",

@@ -70,20 +70,12 @@ class Checker:
             cids[p.var] = o
         total = 1 if g.op == "mul" else 0
         roots = {(self.space.root(p.set.name), cids[p.var]) for p in g.params}
-        spec_foralls = self._source_foralls(info.name)
-        for tenv, tids in self.bindings(spec_foralls, cenv, cids, roots):
-            if all(self.holds(c, tenv, tids) for c in self._source_conds(info.name)):
-                v = g.value
-                x = (self.value(v, tenv, tids) if isinstance(v, ast.ChoiceRef)
-                     else v.value if isinstance(v, ast.Const) else int(v(tenv)))
+        src = self.space.source_counters[info.name]  # quotient sets as written, not lowered
+        for tenv, tids in self.bindings(src.foralls, cenv, cids, roots):
+            if all(self.holds(c, tenv, tids) for c in src.conditions):
+                x = int(self.operand(src.value, tenv, tids))
                 total = total * x if g.op == "mul" else total + x
         return total
-
-    def _source_foralls(self, name):
-        return self.space.source_counters[name].foralls
-
-    def _source_conds(self, name):
-        return self.space.source_counters[name].conditions
 
     def quotient_members(self, q: ast.QuotientDef, env, arg):
         if q.param is not None:
@@ -101,6 +93,14 @@ class Checker:
             out.append((i, o))
         return out
 
+    def operand(self, x, env, ids):
+        """Value of a choice reference, an integer literal or a snippet."""
+        if isinstance(x, ast.ChoiceRef):
+            return self.value(x, env, ids)
+        if isinstance(x, ast.Const):
+            return x.value
+        return x(env)
+
     def holds(self, cond, env, ids) -> bool:
         if isinstance(cond, ast.SnippetCond):
             return bool(cond.snippet(env)) != cond.negated
@@ -110,15 +110,8 @@ class Checker:
             for n in cond.values:
                 allowed |= set(info.aliases.get(n, (n,)))
             return (self.value(cond.ref, env, ids) in allowed) != cond.negated
-
-        def side(x):
-            if isinstance(x, ast.ChoiceRef):
-                return self.value(x, env, ids)
-            if isinstance(x, ast.Const):
-                return x.value
-            return x(env)
-        lhs, rhs = side(cond.lhs), side(cond.rhs)
-        for coll, other, flip in ((rhs, lhs, False), (lhs, rhs, True)):
+        lhs, rhs = self.operand(cond.lhs, env, ids), self.operand(cond.rhs, env, ids)
+        for coll, other in ((rhs, lhs), (lhs, rhs)):
             if isinstance(coll, (list, tuple, set, frozenset, range)):
                 inside = other in {int(c) for c in coll}
                 return inside if cond.op == "==" else not inside
