@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from .errors import DeadEnd, InvalidDecision
 from .space.problem import Problem, permute
-from .space.propagators import DECISION, INF, LOWERING, Counter, Store, fixpoint
+from .space.propagators import DECISION, INF, Store, fixpoint
 from .space.space import Space, load_space
 
 FORMAT = "workbench.candidate/1"
@@ -330,16 +330,19 @@ def _settle(problem: Problem, st: Store, start):
 
 
 def _remap(old: Problem, new: Problem, st: Store):
-    """Carry domains over to the extended problem: new variables start with
-    their initial domain; new terms of counters that already existed are
-    forced off (thesis §3.5.2), so that lowering never widens a domain."""
+    """Carry the domains of choices over to the extended problem; new
+    variables start with their initial domain. Counters are derived values:
+    they restart from their initial domain and are recomputed from their
+    (possibly new) terms, so that the limits on them (shared memory, threads)
+    also judge what the lowering added."""
     tables = []
     fresh = []
     for ci, init in enumerate(new.init_tables):
         t = list(init)
+        counter = new.choice_infos[ci].kind == "counter"
         for v in new.choice_vars[ci]:
             got = old.index.get(new.keys[v])
-            if got is None:
+            if got is None or counter:
                 fresh.append(v)
             else:
                 ov = got[0]
@@ -348,16 +351,6 @@ def _remap(old: Problem, new: Problem, st: Store):
     nst = Store(new, tables)
     nst.owned = [True] * len(tables)
     fresh_set = set(fresh)
-    for inst in new.instances:
-        if not isinstance(inst, Counter):
-            continue
-        if new.keys[inst.var] in old.index:
-            for delta, side in inst.terms:
-                if delta < 0 and side[0] == "i" and side[1] in fresh_set:
-                    raise DeadEnd(inst.origin, inst.objects, "lowering adds an unconditional "
-                                  "term to an existing counter")
-                if delta in fresh_set:
-                    nst.restrict(delta, 1, LOWERING)
     start = [inst.id for inst in new.instances if fresh_set.intersection(inst.vars())]
     return nst, start
 

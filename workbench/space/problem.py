@@ -254,7 +254,8 @@ class Problem:
                         allp = tuple(g.params) + tuple(g.foralls)
                         delta = self.index[(g.delta, tuple(tids[b.var] for b in allp))][0]
                     side = self._side(g.value, tenv, tids)
-                    lo = side[1] if side[0] == "c" else min(self.universe[side[1]])
+                    lo = (side[1] if side[0] == "c" else
+                          0 if side[0] == "k" else min(self.universe[side[1]]))
                     if lo < (1 if g.op == "mul" else 0):
                         raise SpaceError(f"counter {g.choice}{objs}: term value {lo} must be "
                                          f"{'>= 1 in a product' if g.op == 'mul' else '>= 0'}")

@@ -275,7 +275,7 @@ class Counter:
         for delta, side in self.terms:
             if delta >= 0:
                 yield delta
-            if side[0] == "i":
+            if side[0] in ("i", "k"):
                 yield side[1]
 
     def run(self, st: Store):
@@ -322,7 +322,7 @@ class Counter:
                         progress = True
                     else:
                         continue
-                if side[0] == "i" and vmin != vmax:
+                if side[0] in ("i", "k") and vmin != vmax:
                     if mul:
                         vlo = -(-nlo // ohi) if not self.half and ohi > 0 else -INF
                         vhi = nhi // olo if olo > 0 else INF

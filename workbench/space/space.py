@@ -324,8 +324,10 @@ class Space:
         conds = tuple(extra) + tuple(cd.conditions)
         if isinstance(cd.value, ast.ChoiceRef):
             self._check_ref(cd.value, scope, f"counter {c.name}")
-            if self.choices[cd.value.name].kind != "integer":
-                raise SpaceError(f"counter {c.name}: value {cd.value} must be an integer choice")
+            vk = self.choices[cd.value.name]
+            if vk.kind not in ("integer", "counter") or vk.half:
+                raise SpaceError(f"counter {c.name}: value {cd.value} must be an integer "
+                                 "choice or a (full) counter")
         elif isinstance(cd.value, Snippet):
             for var in cd.value.variables - set(scope) - {"fun"}:
                 raise SpaceError(f"counter {c.name}: snippet reads unbound ${var}")

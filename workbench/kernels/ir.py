@@ -1,0 +1,414 @@
+"""Kernel representation for linear algebra on GPUs (thesis §4.2).
+
+A kernel lists *instructions*, each with its own *iteration dimensions*;
+*logical dimensions* of the problem are strip-mined into several iteration
+dimensions whose sizes are decisions. Instructions read values of other
+instructions through *point-to-point communication*: a list of (producer
+dimension, consumer dimension) pairs; along producer dimensions that are
+neither shared nor paired the consumer reads the value of the last iteration.
+A *reduction* operand reads the instruction's own value of the previous
+iteration along its reduction dimensions, initialised by another
+instruction. Arrays are inputs, outputs, or temporaries added when a
+communication is lowered to memory; memory accesses give a stride per
+logical dimension (eq. 4.2).
+
+The objects' public methods are what `gpu.space` snippets call.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass, field
+from itertools import product
+
+from ..errors import WorkbenchError
+from ..target import DEFAULT_TARGET, load_target
+
+
+@dataclass(eq=False)
+class LogicalDim:
+    """A dimension of the problem, strip-mined into `1 + len(factors)` levels;
+    `factors[i]` lists the sizes allowed for level i+1 (level 0 is outermost and
+    takes what is left). `reduced`: some instruction reduces along it."""
+    name: str
+    size: int
+    factors: tuple[tuple[int, ...], ...] = ()
+    reduced: bool = False
+
+    @property
+    def levels(self) -> int:
+        return 1 + len(self.factors)
+
+    def level_sizes(self, level: int) -> tuple[int, ...]:
+        """Sizes a dimension at `level` may take, given that the sizes of all
+        levels multiply to `size`."""
+        combos = {math.prod(c) for c in product(*self.factors)} if self.factors else {1}
+        if level == 0:
+            return tuple(sorted(self.size // f for f in combos if self.size % f == 0))
+        others = [f for i, f in enumerate(self.factors) if i != level - 1]
+        rest = {math.prod(c) for c in product(*others)} if others else {1}
+        return tuple(sorted(s for s in self.factors[level - 1]
+                            if any(self.size % (s * r) == 0 for r in rest)))
+
+
+@dataclass(eq=False)
+class Dim:
+    name: str
+    logical: LogicalDim
+    level: int
+    kernel: Kernel = field(repr=False, default=None)
+
+    # -- kinds of statements (Statements = Instructions ∪ Dimensions)
+    def is_dim(self) -> bool:
+        return True
+
+    def is_instruction(self) -> bool:
+        return False
+
+    def is_static(self) -> bool:
+        return True  # every size is instantiated in the generated code
+
+    def possible_sizes(self) -> tuple[int, ...]:
+        return self.logical.level_sizes(self.level)
+
+    def owners(self) -> list[Instruction]:
+        return [i for i in self.kernel.instructions() if self in i.dims]
+
+    def is_reduction_dim(self) -> bool:
+        return any(self in i.reduction_dims() for i in self.owners())
+
+    def is_parallelizable(self) -> bool:
+        """No value is carried along it (BLOCK, THREAD, VECTOR need that)."""
+        return not self.is_reduction_dim()
+
+    def can_block(self) -> bool:
+        """BLOCK dimensions enclose every instruction (thesis §4.3.3), so a
+        reduction nested in a block dimension of a reduced logical dimension
+        would be replicated: only dimensions of unreduced logical ones."""
+        return self.is_parallelizable() and not self.logical.reduced
+
+    def vector_widths(self) -> tuple[int, ...]:
+        """Vector widths the instructions owning this dimension can use."""
+        owners = self.owners()
+        if not owners or self.level != self.logical.levels - 1:
+            return ()
+        widths = tuple(self.kernel.target.vector_widths)
+        for i in owners:
+            widths = tuple(w for w in widths if i.vector_ok(self, w))
+        return widths
+
+    def can_vectorize(self) -> bool:
+        return bool(self.vector_widths()) and self.is_parallelizable()
+
+    def mapped_dims(self) -> list[Dim]:
+        """Consumer dimensions this dimension communicates with point to point."""
+        return [d for (s, d) in self.kernel.pairs() if s is self]
+
+    def tile_rep(self) -> list[Dim]:
+        """The first dimension of the same logical dimension and level (all of
+        them have the same size), unless it is this one."""
+        rep = self.kernel.tile_rep(self)
+        return [] if rep is self else [rep]
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+@dataclass(eq=False)
+class Array:
+    name: str
+    length: int  # elements
+    strides: dict  # logical dim name -> stride (elements); empty for temporaries
+    role: str  # "input" | "output" | "temporary"
+    pairs: tuple = ()  # temporaries: the (producer dim, consumer dim) pairs it holds
+    dtype: str = "float"
+
+    @property
+    def temporary(self) -> bool:
+        return self.role == "temporary"
+
+    @property
+    def read_only(self) -> bool:
+        return self.role == "input"
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+@dataclass(eq=False)
+class Operand:
+    """`inst`: value of instruction `source` (with `pairs`); `reduce`: own value of
+    the previous iteration along `dims`, initialised by `source`; `param`: a
+    scalar argument; `const`: a literal; `pairs`: no value, the pairs of a
+    communication lowered to memory (kept for the order constraints)."""
+    kind: str
+    source: str = ""
+    pairs: tuple = ()  # ((producer Dim, consumer Dim), ...)
+    dims: tuple = ()  # reduction dims
+    value: float = 0.0
+    lowered: bool = False  # pairs now travel through a temporary array
+
+
+@dataclass(eq=False)
+class Instruction:
+    name: str
+    op: str  # load | store | fma | mul | add | mov
+    dims: list
+    operands: list
+    array: Array | None = None
+    kernel: Kernel = field(repr=False, default=None)
+    after: tuple = ()  # memory dependencies (instruction names)
+
+    def is_dim(self) -> bool:
+        return False
+
+    def is_instruction(self) -> bool:
+        return True
+
+    def is_mem(self) -> bool:
+        return self.op in ("load", "store")
+
+    def is_load(self) -> bool:
+        return self.op == "load"
+
+    def is_reduction(self) -> bool:
+        return any(o.kind == "reduce" for o in self.operands)
+
+    def reduction_dims(self) -> tuple:
+        return tuple(d for o in self.operands if o.kind == "reduce" for d in o.dims)
+
+    def has_dim(self, d) -> bool:
+        return d in self.dims
+
+    def arrays(self) -> list[Array]:
+        return [self.array] if self.array is not None else []
+
+    def read_only_array(self) -> bool:
+        return self.array is not None and self.array.read_only
+
+    def stride(self, d: Dim) -> int | None:
+        """Stride of the logical index along `d`'s logical dimension, times
+        the array stride (None: the access does not vary along it)."""
+        if self.array is None or self.array.temporary:
+            return None
+        return self.array.strides.get(d.logical.name) if d in self.dims else None
+
+    def vector_ok(self, d: Dim, width: int) -> bool:
+        """A `width`-wide vector access along `d` is contiguous and aligned:
+        unit stride along d and every other stride a multiple of the width."""
+        if not self.is_mem() or self.stride(d) != 1:
+            return False
+        return all(s % width == 0 for name, s in self.array.strides.items()
+                   if name != d.logical.name)
+
+    def unit_stride(self, d) -> bool:
+        return d.is_dim() and self.stride(d) == 1
+
+    def partner(self, e, p) -> bool:
+        """`p` is this instruction's own dimension matching the foreign `e`."""
+        return (p in self.dims and e not in self.dims and p is not e
+                and p.logical is e.logical and p.level == e.level)
+
+    def no_partner(self, e) -> bool:
+        return e not in self.dims and not any(self.partner(e, p) for p in self.dims)
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class Kernel:
+    """A kernel: logical dims, dims, instructions, arrays, scalar parameters."""
+
+    space = "gpu"
+
+    def __init__(self, name: str, spec: dict, target: str = DEFAULT_TARGET):
+        self.name = name
+        self._spec = dict(spec)
+        self.target = load_target(target)
+        self._logical: list[LogicalDim] = []
+        self._dims: list[Dim] = []
+        self._insts: list[Instruction] = []
+        self._arrays: list[Array] = []
+        self.params: list[str] = []
+        self._cache: dict = {}
+
+    # ------------------------------------------------------------ building
+    def logical_dim(self, name, size, factors=(), reduced=False) -> LogicalDim:
+        if size < 1:
+            raise WorkbenchError(f"dimension {name}: size must be positive, got {size}")
+        ld = LogicalDim(name, size, tuple(tuple(f) for f in factors), reduced)
+        for level in range(ld.levels):
+            if not ld.level_sizes(level):
+                raise WorkbenchError(f"dimension {name} of size {size}: no strip-mining "
+                                     f"factor of level {level} divides it")
+        self._logical.append(ld)
+        return ld
+
+    def nest(self, prefix: str, *logical: LogicalDim) -> list[Dim]:
+        """A fresh loop nest: every level of the given logical dims."""
+        out = []
+        for ld in logical:
+            for level in range(ld.levels):
+                d = Dim(f"{prefix}_{ld.name}{level}", ld, level, self)
+                self._dims.append(d)
+                out.append(d)
+        return out
+
+    def array(self, name, length, strides, role) -> Array:
+        a = Array(name, length, dict(strides), role)
+        self._arrays.append(a)
+        return a
+
+    def inst(self, name, op, dims, operands=(), array=None) -> Instruction:
+        if any(i.name == name for i in self._insts):
+            raise WorkbenchError(f"two instructions are named {name!r}")
+        i = Instruction(name, op, list(dims), list(operands), array, self)
+        self._insts.append(i)
+        self._cache.clear()
+        return i
+
+    @staticmethod
+    def pair(src_dims, dst_dims, *logical) -> tuple:
+        """Pairs mapping the levels of the given logical dims of two nests."""
+        names = {ld.name for ld in logical}
+        s = [d for d in src_dims if d.logical.name in names]
+        t = [d for d in dst_dims if d.logical.name in names]
+        return tuple(zip(s, t))
+
+    # ------------------------------------------------------------- queries
+    def statements(self) -> list:
+        return self._insts + self._dims
+
+    def instructions(self) -> list[Instruction]:
+        return list(self._insts)
+
+    def dims(self) -> list[Dim]:
+        return list(self._dims)
+
+    def arrays(self) -> list[Array]:
+        return list(self._arrays)
+
+    def logical_dims(self) -> list[LogicalDim]:
+        return list(self._logical)
+
+    def instruction(self, name: str) -> Instruction:
+        for i in self._insts:
+            if i.name == name:
+                return i
+        raise WorkbenchError(f"kernel {self.name} has no instruction {name!r}")
+
+    def pairs(self) -> list[tuple]:
+        got = self._cache.get("pairs")
+        if got is None:
+            got = self._cache["pairs"] = [p for i in self._insts for o in i.operands
+                                          if o.kind in ("inst", "pairs") for p in o.pairs]
+        return got
+
+    def tile_rep(self, d: Dim) -> Dim:
+        for e in self._dims:
+            if e.logical is d.logical and e.level == d.level:
+                return e
+        raise AssertionError(d)
+
+    def strip_dims(self, ld: LogicalDim) -> list[Dim]:
+        return [self.tile_rep(e) for e in self._dims
+                if e.logical is ld and self.tile_rep(e) is e]
+
+    def array_dims(self, a: Array) -> list[Dim]:
+        """Producer-side dimensions of a temporary array's pairs."""
+        return [s for s, _ in a.pairs]
+
+    def _operand_of(self, s, d):
+        for i in self._insts:
+            for o in i.operands:
+                if o.kind in ("inst", "pairs") and (s, d) in o.pairs:
+                    return i, o
+        return None, None
+
+    def is_lowered(self, s, d) -> bool:
+        _, o = self._operand_of(s, d)
+        return o is not None and o.lowered
+
+    def same_operand(self, s, d, s2, d2) -> bool:
+        _, o = self._operand_of(s, d)
+        return o is not None and (s2, d2) in o.pairs and (s2, d2) != (s, d)
+
+    def must_precede(self, x, y) -> bool:
+        """Dependencies (eq. 4.6): x must run before y."""
+        key = ("prec", x.name, y.name)
+        got = self._cache.get(key)
+        if got is None:
+            got = self._cache[key] = self._must_precede(x, y)
+        return got
+
+    def _must_precede(self, x, y) -> bool:
+        if y.is_instruction():
+            for o in y.operands:
+                if o.kind not in ("inst", "reduce"):
+                    continue
+                p = self.instruction(o.source)
+                if x is p:
+                    return True
+                # the consumer reads the value of the last iteration along the
+                # producer's own dims that it neither shares nor pairs
+                if (o.kind == "inst" and x.is_dim() and x in p.dims and x not in y.dims
+                        and all(s is not x for s, _ in o.pairs)):
+                    return True
+            return x.is_instruction() and x.name in y.after
+        # y is a dim: an initialisation runs before its reduction loops
+        return x.is_instruction() and any(
+            o.kind == "reduce" and o.source == x.name and y in o.dims
+            for i in self._insts for o in i.operands)
+
+    # ------------------------------------------------------------ lowering
+    def lower_dim_map(self, s, d) -> None:
+        """Trigger action (thesis §4.3.4): move the communication holding the
+        pair (s, d) into a temporary array, with a store in the producer's
+        dims and a load in the consumer's."""
+        s, d = self._by_name(s), self._by_name(d)
+        consumer, o = self._operand_of(s, d)
+        if o is None:
+            raise WorkbenchError(f"no point-to-point communication between {s} and {d}")
+        if o.lowered:
+            return
+        producer = self.instruction(o.source)
+        tag = f"{producer.name}_{consumer.name}"
+        arr = Array(f"tmp_{tag}", 0, {}, "temporary", tuple(o.pairs))
+        self._arrays.append(arr)
+        st = self.inst(f"st_{tag}", "store", [a for a, _ in o.pairs],
+                       [Operand("inst", producer.name)], arr)
+        ld = self.inst(f"ld_{tag}", "load", [b for _, b in o.pairs], (), arr)
+        ld.after = (st.name,)
+        # the consumer now reads the load in its own dims; the pairs stay as
+        # the (memory) communication between the store and the load
+        new = Operand("inst", ld.name)
+        consumer.operands[consumer.operands.index(o)] = new
+        o.lowered = True
+        st_pairs = Operand("pairs", st.name, tuple(o.pairs), lowered=True)
+        ld.operands.append(st_pairs)  # keeps (s, d) in pairs() for the order constraints
+        self._cache.clear()
+
+    def _by_name(self, obj):
+        name = obj if isinstance(obj, str) else obj.name
+        for x in self._dims:
+            if x.name == name:
+                return x
+        raise WorkbenchError(f"kernel {self.name} has no dimension {name!r}")
+
+    def copy(self) -> Kernel:
+        return copy.deepcopy(self)
+
+    def spec(self) -> dict:
+        return dict(self._spec)
+
+    # ------------------------------------------------------- data & checks
+    def inputs(self) -> list[Array]:
+        return [a for a in self._arrays if a.role == "input"]
+
+    def outputs(self) -> list[Array]:
+        return [a for a in self._arrays if a.role == "output"]
+
+    def __repr__(self) -> str:
+        return (f"<Kernel {self.name}: {len(self._insts)} instructions, "
+                f"{len(self._dims)} dimensions>")

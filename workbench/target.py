@@ -1,0 +1,76 @@
+"""Hardware targets: data files under `data/targets/` (never constants in code).
+
+A target file is JSON with a `limits` table (what the decision space must
+respect: threads per block, shared memory, vector widths, ...) and a
+`sources` table saying where every number came from. The lower-bound model
+adds resources and latencies to the same files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import WorkbenchError
+
+DEFAULT_TARGET = "h200"
+_REQUIRED = ("max_threads_per_block", "max_thread_dims", "max_block_dims", "max_grid_y_z",
+             "shared_memory_bytes", "vector_widths", "max_unroll", "warp_size")
+
+
+def data_dir() -> Path:
+    """The repository's `data/` folder (WORKBENCH_DATA overrides it)."""
+    env = os.environ.get("WORKBENCH_DATA")
+    return Path(env) if env else Path(__file__).resolve().parents[1] / "data"
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    description: str
+    limits: dict
+    sources: dict = field(default_factory=dict, compare=False)
+    raw: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def __getattr__(self, item):  # limits read as attributes from snippets
+        limits = self.__dict__.get("limits", {})
+        if item in limits:
+            return limits[item]
+        raise AttributeError(item)
+
+
+_CACHE: dict[str, Target] = {}
+
+
+def available_targets() -> list[str]:
+    return sorted(p.stem for p in (data_dir() / "targets").glob("*.json"))
+
+
+def load_target(name: str | Target = DEFAULT_TARGET) -> Target:
+    """Load `data/targets/<name>.json` (or a path to a JSON file)."""
+    if isinstance(name, Target):
+        return name
+    if name in _CACHE:
+        return _CACHE[name]
+    p = Path(name)
+    if p.suffix != ".json":
+        p = data_dir() / "targets" / f"{name}.json"
+    if not p.exists():
+        raise WorkbenchError(f"no target {name!r}; available: {', '.join(available_targets())}")
+    try:
+        raw = json.loads(p.read_text())
+    except json.JSONDecodeError as exc:
+        raise WorkbenchError(f"target file {p}: not valid JSON: {exc}") from None
+    limits = raw.get("limits", {})
+    missing = [k for k in _REQUIRED if k not in limits]
+    if missing:
+        raise WorkbenchError(f"target file {p}: limits lack {', '.join(missing)}")
+    undocumented = [k for k in limits if k not in raw.get("sources", {})]
+    if undocumented:
+        raise WorkbenchError(f"target file {p}: no source given for {', '.join(undocumented)}")
+    t = Target(raw.get("name", p.stem), raw.get("description", ""), limits,
+               raw.get("sources", {}), raw)
+    _CACHE[name] = t
+    return t
