@@ -396,6 +396,10 @@ class Kernel:
                 return x
         raise WorkbenchError(f"kernel {self.name} has no dimension {name!r}")
 
+    def shared_memory_elements(self) -> int:
+        """Shared memory of a block, in 4-byte elements."""
+        return self.target.shared_memory_bytes // 4
+
     def copy(self) -> Kernel:
         return copy.deepcopy(self)
 

@@ -231,7 +231,8 @@ class Clause:
 
     def run(self, st: Store):
         tables, vc, vj = st.tables, st.vc, st.vj
-        last = None
+        first = None
+        rest = None
         for lit in self.lits:
             if lit[0] == MASK:
                 v = lit[1]
@@ -247,12 +248,41 @@ class Clause:
                     continue
                 if s == TRUE:
                     return ()
-            if last is not None:
-                return ()
-            last = lit
-        if last is None:
+            if first is None:
+                first = lit
+            elif rest is None:
+                rest = [lit]
+            else:
+                rest.append(lit)
+        if first is None:
             raise st.problem.dead_end(self.id, None)
-        return enforce(st, last, self.id)
+        if rest is None:
+            return enforce(st, first, self.id)
+        # Several open literals: when they all restrict one variable, that
+        # variable keeps the union of what they allow.
+        got = as_mask(st, first)
+        if got is None:
+            return ()
+        v, mask = got
+        for lit in rest:
+            got = as_mask(st, lit)
+            if got is None or got[0] != v:
+                return ()
+            mask |= got[1]
+        return [v] if st.restrict(v, mask, self.id) else []
+
+
+def as_mask(st: Store, lit):
+    """(v, mask) when a literal restricts one variable only, else None."""
+    if lit[0] == MASK:
+        return lit[1], lit[2]
+    if lit[0] == PAIR:
+        d1, d2 = st.get(lit[1]), st.get(lit[2])
+        if d1 & (d1 - 1) == 0:
+            return lit[2], lit[3][d1.bit_length() - 1]
+        if d2 & (d2 - 1) == 0:
+            return lit[1], lit[4][d2.bit_length() - 1]
+    return None
 
 
 class Counter:
