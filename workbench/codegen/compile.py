@@ -1,0 +1,81 @@
+"""Compiling generated code: reference C with the system C compiler (run
+through ctypes), CUDA C with nvcc (a compile check where no GPU exists)."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import WorkbenchError
+
+C_PRELUDE = "#include <math.h>\n#include <stdlib.h>\n\n"
+
+
+class CompileError(WorkbenchError):
+    pass
+
+
+def _run(cmd, what) -> None:
+    got = subprocess.run(cmd, capture_output=True, text=True)
+    if got.returncode != 0:
+        raise CompileError(f"{what} failed ({' '.join(cmd[:2])} ...):\n{got.stderr[-4000:]}")
+
+
+def compile_c(sources: list[str], workdir: str | None = None) -> ctypes.CDLL:
+    """Compile C functions into one shared library and load it."""
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        raise CompileError("no C compiler (cc/gcc) on PATH for the reference executor")
+    d = Path(workdir or tempfile.mkdtemp(prefix="wb_c_"))
+    src, lib = d / "ref.c", d / "ref.so"
+    src.write_text(C_PRELUDE + "\n".join(sources))
+    # -ffp-contract=off: fmaf() is the only fused multiply-add, as on the GPU
+    _run([cc, "-O1", "-shared", "-fPIC", "-ffp-contract=off", "-o", str(lib), str(src), "-lm"],
+         "C compilation")
+    return ctypes.CDLL(str(lib))
+
+
+def nvcc_path() -> str | None:
+    return shutil.which("nvcc") or (
+        "/usr/local/cuda/bin/nvcc" if Path("/usr/local/cuda/bin/nvcc").exists() else None)
+
+
+def compile_cuda(sources: list[str], arch: str = "sm_90", workdir: str | None = None) -> Path:
+    """Compile CUDA kernels to PTX with nvcc; returns the PTX file."""
+    nvcc = nvcc_path()
+    if nvcc is None:
+        raise CompileError("nvcc is not on PATH")
+    d = Path(workdir or tempfile.mkdtemp(prefix="wb_cu_"))
+    src, out = d / "kernels.cu", d / "kernels.ptx"
+    src.write_text("\n".join(sources))
+    _run([nvcc, f"-arch={arch}", "--ptx", "-o", str(out), str(src)], "nvcc")
+    return out
+
+
+def run_reference(lib: ctypes.CDLL, name: str, kernel, inputs: dict) -> dict:
+    """Run a reference-C function on `inputs`; outputs start poisoned (NaN) so
+    that an element the implementation never writes cannot pass."""
+    args, outs = [], {}
+    keep = []
+    for a in kernel.arrays():
+        if a.temporary:
+            continue
+        if a.role == "input":
+            arr = np.ascontiguousarray(inputs[a.name], dtype=np.float32)
+        else:
+            arr = np.full(a.length, np.nan, dtype=np.float32)
+            outs[a.name] = arr
+        keep.append(arr)
+        args.append(arr.ctypes.data_as(ctypes.POINTER(ctypes.c_float)))
+    for s in kernel.scalars:
+        args.append(ctypes.c_float(float(inputs[s])))
+    fn = getattr(lib, name)
+    fn.restype = None
+    fn(*args)
+    return outs
