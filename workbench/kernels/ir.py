@@ -272,9 +272,9 @@ class Kernel:
     def pair(src_dims, dst_dims, *logical) -> tuple:
         """Pairs mapping the levels of the given logical dims of two nests."""
         names = {ld.name for ld in logical}
-        s = [d for d in src_dims if d.logical.name in names]
-        t = [d for d in dst_dims if d.logical.name in names]
-        return tuple(zip(s, t))
+        dst = {(d.logical.name, d.level): d for d in dst_dims}
+        return tuple((d, dst[(d.logical.name, d.level)]) for d in src_dims
+                     if d.logical.name in names)
 
     # ------------------------------------------------------------- queries
     def statements(self) -> list:
