@@ -270,7 +270,7 @@ class Candidate:
         if dom & mask != dom:
             st.put(v, dom & mask, DECISION)
         try:
-            p2, st, history = _settle(p, st, p.watches[v])
+            p2, st, history = _settle(p, st, [j for j, _ in p.watches[v]])
         except DeadEnd as e:
             e.decision = d
             raise
@@ -351,8 +351,11 @@ def _remap(old: Problem, new: Problem, st: Store):
     nst = Store(new, tables)
     nst.owned = [True] * len(tables)
     fresh_set = set(fresh)
-    start = [inst.id for inst in new.instances if fresh_set.intersection(inst.vars())]
-    return nst, start
+    # run what reads a fresh variable, and constraints the lowering created
+    # over old variables (a snippet condition that changed with the kernel)
+    start = {j for v in fresh_set for j, _ in new.watches[v]}
+    start.update(new.new_instances(old))
+    return nst, sorted(start)
 
 
 def _interval(iv) -> str:

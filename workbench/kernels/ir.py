@@ -105,6 +105,11 @@ class Dim:
         """Consumer dimensions this dimension communicates with point to point."""
         return [d for (s, d) in self.kernel.pairs() if s is self]
 
+    def same_tile(self, other) -> bool:
+        """Same logical dimension and strip level (the dims that may fuse)."""
+        return (other.is_dim() and other is not self and other.logical is self.logical
+                and other.level == self.level)
+
     def tile_rep(self) -> list[Dim]:
         """The first dimension of the same logical dimension and level (all of
         them have the same size), unless it is this one."""

@@ -145,12 +145,23 @@ class Problem:
         self.static_clauses: list[int] = []
         self._make_vars()
         self._make_instances()
-        self.watches: list[list[int]] = [[] for _ in self.keys]
+        # watches[v]: (instance, mask) pairs. A clause only needs to run when
+        # one of its literals became false, so a MASK literal wakes its clause
+        # only once the domain of v misses the mask; -1: wake on any change.
+        self.watches: list[list[tuple[int, int]]] = [[] for _ in self.keys]
         for inst in self.instances:
             if inst.id in self._static:
                 continue
+            masks: dict[int, int] = {}
+            if isinstance(inst, Clause):
+                for lit in inst.lits:
+                    if lit[0] == MASK and masks.get(lit[1], 0) != -1:
+                        if lit[1] in masks:  # two literals on v: wake on any change
+                            masks[lit[1]] = -1
+                        else:
+                            masks[lit[1]] = lit[2]
             for v in set(inst.vars()):
-                self.watches[v].append(inst.id)
+                self.watches[v].append((inst.id, masks.get(v, -1)))
         del self._static
 
     # ------------------------------------------------------------ bindings
@@ -232,6 +243,7 @@ class Problem:
     def _make_instances(self) -> None:
         self._static: set[int] = set()
         for g in self.space.constraints:
+            label = f"{g.origin}: {g}"
             for env, ids in self.bindings(g.foralls, g.precedes):
                 lits = []
                 for cond in g.conditions:
@@ -242,7 +254,7 @@ class Problem:
                 else:
                     objs = tuple(ids[b.var] for b in g.foralls)
                     static = len(lits) == 1 and lits[0][0] == MASK
-                    self._add(Clause(lits, f"{g.origin}: {g}", objs), static)
+                    self._add(Clause(lits, label, objs), static)
         for g in self.space.counters:
             for env, ids in self.bindings(g.params):
                 objs = tuple(ids[b.var] for b in g.params)
@@ -391,6 +403,37 @@ class Problem:
             return "lowering"
         inst = self.instances[cause]
         return f"{inst.origin} on ({', '.join(inst.objects)})"
+
+    def instance_keys(self) -> list:
+        """What identifies each propagator instance across extended problems:
+        origin, objects and literals (variables named by choice and objects)."""
+        got = getattr(self, "_instance_keys", None)
+        if got is None:
+            got = self._instance_keys = [
+                (inst.origin, inst.objects,
+                 tuple(self._lit_key(lit) for lit in getattr(inst, "lits", ())))
+                for inst in self.instances]
+        return got
+
+    def new_instances(self, old: Problem) -> list[int]:
+        """Instances of this (extended) problem that `old` does not have."""
+        cache = self.__dict__.setdefault("_new_since", {})
+        got = cache.get(id(old))
+        if got is None:
+            keys = old.__dict__.get("_key_set")
+            if keys is None:
+                keys = old._key_set = set(old.instance_keys())
+            got = cache[id(old)] = [i for i, k in enumerate(self.instance_keys())
+                                    if k not in keys]
+        return got
+
+    def _lit_key(self, lit):
+        if lit[0] == MASK:
+            return (MASK, self.keys[lit[1]], lit[2])
+        if lit[0] == PAIR:
+            return (PAIR, self.keys[lit[1]], self.keys[lit[2]], lit[3])
+        return (NUM, lit[2]) + tuple(s if s[0] in ("c", "s") else (s[0], self.keys[s[1]])
+                                     for s in (lit[1], lit[3]))
 
     # ----------------------------------------------------------- lowering
     def extended(self, fired: frozenset) -> Problem:

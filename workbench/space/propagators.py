@@ -407,10 +407,11 @@ def lit_vars(lit):
 def fixpoint(st: Store, start) -> None:
     """Run propagators until none prunes (thesis Algorithm 1). `start` lists
     the instances to run first; each change schedules the instances that watch
-    the changed variable."""
+    the changed variable (a clause only when one of its literals is false)."""
     problem = st.problem
     insts = problem.instances
     watches = problem.watches
+    tables, vc, vj = st.tables, st.vc, st.vj
     inq = bytearray(len(insts))
     queue = deque()
     for i in start:
@@ -422,7 +423,8 @@ def fixpoint(st: Store, start) -> None:
         i = pop()
         inq[i] = 0
         for v in insts[i].run(st):
-            for j in watches[v]:
-                if not inq[j] and j != i:
+            d = tables[vc[v]][vj[v]]
+            for j, m in watches[v]:
+                if not inq[j] and j != i and (m == -1 or d & m == 0):
                     inq[j] = 1
                     push(j)
