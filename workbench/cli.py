@@ -12,9 +12,9 @@ import sys
 import time
 from pathlib import Path
 
-from . import kernels
+from . import descent, kernels
 from .candidate import Candidate
-from .errors import DeadEnd, WorkbenchError
+from .errors import WorkbenchError
 from .space.space import load_space
 
 
@@ -56,25 +56,14 @@ def load_candidate(args) -> Candidate:
 
 
 def space_stats(root: Candidate, descents: int, seed: int) -> dict:
-    """Random descents (thesis Table 4.3): how often propagation misses a
-    dead end, and how deep a fixed candidate is."""
-    rng = random.Random(seed)
-    dead = 0
-    depths = []
-    for _ in range(descents):
-        cand, depth = root, 0
-        try:
-            while not cand.is_fixed:
-                ch = rng.choice(cand.choices())
-                cand = cand.apply(ch.name, ch.objects, rng.choice(ch.values))
-                depth += 1
-        except DeadEnd:
-            dead += 1
-        depths.append(depth)
-    return {"descents": descents, "dead_ends": dead,
-            "dead_end_probability": dead / descents if descents else 0.0,
-            "mean_depth": sum(depths) / len(depths) if depths else 0.0,
-            "log10_space_size": root.log10_size()}
+    """Random descents (thesis Tables 4.3 and 6.1), see `workbench.descent`."""
+    out = descent.space_stats(root, descents, seed)
+    if out["log10_space_size"] is None:  # every descent died: only the upper bound is known
+        out["log10_space_size"] = root.log10_size()
+        out["log10_space_size_method"] = "cartesian_upper_bound"
+    else:
+        out["log10_space_size_method"] = "knuth"
+    return out
 
 
 def _emit(obj: dict, as_json: bool) -> None:
@@ -109,6 +98,13 @@ def main(argv=None) -> int:
     kernel_args(p)
     p.add_argument("--trail", help="JSON file written by Candidate.to_json()")
 
+    p = sub.add_parser("codegen", help="CUDA C, reference C and launch configuration of a "
+                                       "fixed candidate (--trail, or --random-seed)")
+    kernel_args(p)
+    p.add_argument("--trail", help="JSON file written by Candidate.to_json()")
+    p.add_argument("--random-seed", type=int, default=None,
+                   help="fix the open choices by a random descent with this seed")
+
     p = sub.add_parser("check-space", help="parse and type-check a .space file")
     p.add_argument("path")
     p.add_argument("--json", action="store_true")
@@ -134,6 +130,18 @@ def main(argv=None) -> int:
             else:
                 for c in chs:
                     print(f"{c['name']}({', '.join(c['objects'])}): {' | '.join(c['values'])}")
+        elif args.command == "codegen":
+            from .codegen import generate
+            cand = load_candidate(args)
+            if not cand.is_fixed and args.random_seed is not None:
+                cand = descent.random_fixed(cand, random.Random(args.random_seed))
+            g = generate(cand, "kernel")
+            if args.json:
+                print(json.dumps({"cuda": g.cuda, "c": g.c, "launch": g.launch,
+                                  "candidate": json.loads(cand.to_json())}))
+            else:
+                print(g.cuda)
+                print(f"// launch: {json.dumps(g.launch)}")
         elif args.command == "check-space":
             sp = load_space(args.path)
             out = {"space": sp.name, "sets": len(sp.sets),

@@ -22,7 +22,7 @@ class CompileError(WorkbenchError):
 
 
 def _run(cmd, what) -> None:
-    got = subprocess.run(cmd, capture_output=True, text=True)
+    got = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if got.returncode != 0:
         raise CompileError(f"{what} failed ({' '.join(cmd[:2])} ...):\n{got.stderr[-4000:]}")
 
@@ -46,16 +46,30 @@ def nvcc_path() -> str | None:
         "/usr/local/cuda/bin/nvcc" if Path("/usr/local/cuda/bin/nvcc").exists() else None)
 
 
-def compile_cuda(sources: list[str], arch: str = "sm_90", workdir: str | None = None) -> Path:
-    """Compile CUDA kernels to PTX with nvcc; returns the PTX file."""
+def compile_cuda(sources: list[str], arch: str = "sm_90", workdir: str | None = None,
+                 jobs: int | None = None) -> list[Path]:
+    """Compile CUDA kernels to PTX with nvcc, in `jobs` parallel nvcc
+    processes (default: one per CPU); returns the PTX files."""
     nvcc = nvcc_path()
     if nvcc is None:
         raise CompileError("nvcc is not on PATH")
     d = Path(workdir or tempfile.mkdtemp(prefix="wb_cu_"))
-    src, out = d / "kernels.cu", d / "kernels.ptx"
-    src.write_text("\n".join(sources))
-    _run([nvcc, f"-arch={arch}", "--ptx", "-o", str(out), str(src)], "nvcc")
-    return out
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(sources) or 1))
+    procs = []
+    for j in range(jobs):
+        src, out = d / f"kernels{j}.cu", d / f"kernels{j}.ptx"
+        src.write_text("\n".join(sources[j::jobs]))
+        cmd = [nvcc, f"-arch={arch}", "--ptx", "-o", str(out), str(src)]
+        procs.append((out, subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                            stderr=subprocess.PIPE, text=True)))
+    errors = []
+    for out, proc in procs:
+        _, err = proc.communicate()
+        if proc.returncode != 0:
+            errors.append(err[-4000:])
+    if errors:
+        raise CompileError("nvcc failed:\n" + "\n".join(errors))
+    return [out for out, _ in procs]
 
 
 def run_reference(lib: ctypes.CDLL, name: str, kernel, inputs: dict) -> dict:

@@ -115,7 +115,7 @@ class Printer:
     def loop(self, lp, env, in_thread) -> None:
         v = f"i{lp.id}"
         self.line(f"for (int {v} = 0; {v} < {lp.size}; ++{v}) {{  // {lp.kind} "
-                  f"{', '.join(d.name for d in lp.dims)}")
+                  f"{', '.join(f'{d.name}:{d.label}' for d in lp.dims)}")
         self.depth += 1
         self.walk(lp, {**env, lp.id: v}, in_thread or lp.kind == "THREAD")
         self.depth -= 1
@@ -237,8 +237,8 @@ class CudaPrinter(Printer):
     def source(self) -> str:
         impl = self.impl
         bounds = f"__launch_bounds__({impl.threads()}) "
-        self.lines = [f'extern "C" __global__ void {bounds}{self.name}('
-                      f"{', '.join(self.params())}) {{"]
+        head = f'extern "C" __global__ void {bounds}{self.name}({", ".join(self.params())}) {{'
+        self.lines = [head]
         for owner, (_, n) in self.vars.items():
             self.line(f"float v_{owner}[{max(n, 1)}];")
         offset = 0

@@ -58,6 +58,7 @@ class Dim:
     logical: LogicalDim
     level: int
     kernel: Kernel = field(repr=False, default=None)
+    label: str = ""  # e.g. "a_m1": nest of ld_a, logical dim m, strip level 1
 
     # -- kinds of statements (Statements = Instructions ∪ Dimensions)
     def is_dim(self) -> bool:
@@ -255,7 +256,8 @@ class Kernel:
         out = []
         for ld in logical:
             for level in range(ld.levels):
-                d = Dim(f"{prefix}_{ld.name}{level}", ld, level, self)
+                # names d0, d1, ... as in the thesis; the label says where it comes from
+                d = Dim(f"d{len(self._dims)}", ld, level, self, f"{prefix}_{ld.name}{level}")
                 self._dims.append(d)
                 out.append(d)
         return out
