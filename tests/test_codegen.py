@@ -33,9 +33,11 @@ def test_reference_matches_numpy(drawn, tmp_path):
         expected = kernel.reference(inputs)
         got = run_reference(lib, f"k_{name}_{seed}", kernel, inputs)
         for out, want in expected.items():
-            err = np.abs(got[out] - want) / np.maximum(np.abs(want), 1e-3)
-            if not np.all(err < 1e-4):  # NaN (never written) fails too
-                failures.append((seed, out, float(np.nanmax(err)), text))
+            # normwise relative error (float32 sums near cancellation make an
+            # elementwise one meaningless); a NaN (never written) fails too
+            err = np.max(np.abs(got[out] - want)) / max(float(np.max(np.abs(want))), 1e-30)
+            if not err < 1e-4:
+                failures.append((seed, out, float(err), text))
     assert not failures, f"{len(failures)} of {len(cands)} wrong; first: {failures[0]}"
     assert len(cands) >= N_CANDIDATES
 
@@ -61,7 +63,7 @@ def test_launch_respects_target(drawn):
 
 def test_candidates_replay(drawn):
     name, cands = drawn
-    for _, text, c_src, _, _ in cands[:3]:  # replays pay for lowered problems
+    for _, text, c_src, _, _ in cands[:1]:  # a replay pays for its lowered problems
         cand = wb.Candidate.from_json(text)
         assert cand.is_fixed
         assert json.loads(text)["kernel"]["builder"] == name

@@ -58,11 +58,9 @@ def load_candidate(args) -> Candidate:
 def space_stats(root: Candidate, descents: int, seed: int) -> dict:
     """Random descents (thesis Tables 4.3 and 6.1), see `workbench.descent`."""
     out = descent.space_stats(root, descents, seed)
-    if out["log10_space_size"] is None:  # every descent died: only the upper bound is known
+    if out["log10_space_size"] is None:
+        # every descent died: only the Cartesian upper bound of the root is known
         out["log10_space_size"] = root.log10_size()
-        out["log10_space_size_method"] = "cartesian_upper_bound"
-    else:
-        out["log10_space_size_method"] = "knuth"
     return out
 
 
