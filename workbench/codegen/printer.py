@@ -153,8 +153,10 @@ class Printer:
             self.line(f"float* {a} = (float*)calloc({max(self.impl.temp_size[a], 1)}, "
                       "sizeof(float));")
         self.walk(self.impl.root, {})
-        for name in list(self.vars) + temps:
-            self.line(f"free({name if name in temps else 'v_' + name});")
+        for owner in self.vars:
+            self.line(f"free(v_{owner});")
+        for a in temps:
+            self.line(f"free({a});")
         self.lines.append("}")
         return "\n".join(self.lines) + "\n"
 

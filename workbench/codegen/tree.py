@@ -49,7 +49,6 @@ class Implementation:
                                  f"({cand.open_count()} choices are open)")
         self.cand = cand
         self.kernel = cand.kernel
-        self._values = cand.assignment()
         k = self.kernel
         self.size = {d.name: int(self._get("size", d)) for d in k.dims()}
         self.kind = {d.name: self._get("dim_kind", d) for d in k.dims()}
@@ -61,20 +60,13 @@ class Implementation:
         self._layouts()
 
     # ----------------------------------------------------------- decisions
-    def _get(self, choice, *objs):
-        key = (choice, tuple(o.name for o in objs))
-        try:
-            return self._values[key]
-        except KeyError:
-            raise WorkbenchError(f"fixed candidate has no value for {choice}{key[1]}") from None
+    def _get(self, choice, *objs) -> str:
+        """The value of a choice instance; the candidate reads mirrored
+        (antisymmetric) choices through the space's own value inversion."""
+        return self.cand.value(choice, tuple(o.name for o in objs))
 
     def order(self, x, y) -> str:
-        """Value of order(x, y), read through the antisymmetric mirror."""
-        v = self._values.get(("order", (x.name, y.name)))
-        if v is not None:
-            return v
-        v = self._values[("order", (y.name, x.name))]
-        return {"BEFORE": "AFTER", "AFTER": "BEFORE", "IN": "OUT", "OUT": "IN"}.get(v, v)
+        return self._get("order", x, y)
 
     # -------------------------------------------------------------- loops
     def _merge_classes(self) -> None:
@@ -180,13 +172,7 @@ class Implementation:
             raise WorkbenchError(f"grid {self.grid_dim} exceeds the y/z limit {limit}")
 
     def _thread_map(self, a, b) -> str:
-        if a is b:
-            return "MAPPED"
-        v = self._values.get(("thread_mapping", (a.name, b.name)))
-        if v is None:
-            v = self._values[("thread_mapping", (b.name, a.name))]
-            v = {"IN": "OUT", "OUT": "IN"}.get(v, v)
-        return v
+        return "MAPPED" if a is b else self._get("thread_mapping", a, b)
 
     # ------------------------------------------------------------ memory
     def _layouts(self) -> None:
