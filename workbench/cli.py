@@ -103,6 +103,15 @@ def main(argv=None) -> int:
     p.add_argument("--random-seed", type=int, default=None,
                    help="fix the open choices by a random descent with this seed")
 
+    p = sub.add_parser("bound", help="lower bound on the run time of every implementation of "
+                                     "a candidate, with its justification tree")
+    kernel_args(p)
+    p.add_argument("--trail", help="JSON file written by Candidate.to_json()")
+    p.add_argument("--target", default=None,
+                   help="hardware target (a file of data/targets); default: the kernel's")
+    p.add_argument("--lookahead", default=None, metavar="CHOICE:OBJ,OBJ",
+                   help="also the bound after each value of this open choice")
+
     p = sub.add_parser("check-space", help="parse and type-check a .space file")
     p.add_argument("path")
     p.add_argument("--json", action="store_true")
@@ -140,6 +149,25 @@ def main(argv=None) -> int:
             else:
                 print(g.cuda)
                 print(f"// launch: {json.dumps(g.launch)}")
+        elif args.command == "bound":
+            from .model import bound
+            from .model.lookahead import lookahead
+            cand = load_candidate(args)
+            b = bound(cand, args.target)
+            out = {"value_ns": b.value_ns, "justification": b.justification.to_dict(),
+                   "target": b.target, "levels": b.levels}
+            if args.lookahead:
+                name, _, objs = args.lookahead.partition(":")
+                kids = lookahead(cand, name, tuple(filter(None, objs.split(","))),
+                                 args.target, parent=b)
+                out["lookahead"] = {c.value: (c.value_ns if c.bound else None) for c in kids}
+            if args.json:
+                print(json.dumps(out))
+            else:
+                print(b.justification.render(depth=4))
+                for v, ns in out.get("lookahead", {}).items():
+                    print(f"  {args.lookahead} = {v}: "
+                          f"{'dead end' if ns is None else f'{ns:,.0f} ns'}")
         elif args.command == "check-space":
             sp = load_space(args.path)
             out = {"space": sp.name, "sets": len(sp.sets),

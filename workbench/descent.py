@@ -41,15 +41,17 @@ class Descent:
     log10_estimate: float  # log10 of the product of branching factors (Knuth)
     dead_end: DeadEnd | None = None
     retries: int = 0  # values that ran into a dead end and were tried again
+    path: tuple = ()  # with keep_path: the candidates from the root down
 
 
 def descend(root: Candidate, rng: random.Random, backtrack: bool = False,
-            order=CHOICE_ORDER) -> Descent:
+            order=CHOICE_ORDER, keep_path: bool = False) -> Descent:
     """One random descent. With `backtrack`, a value that runs into a dead end
     is removed and another value of the same choice is tried (a test that
     needs fixed candidates); without, the descent stops there (the thesis's
     dead-end probability)."""
     cand, depth, log10, retries = root, 0, 0.0, 0
+    path = [root]
     while not cand.is_fixed:
         ch = next_choice(cand, order)
         values = list(ch.values)
@@ -61,10 +63,13 @@ def descend(root: Candidate, rng: random.Random, backtrack: bool = False,
                 break
             except DeadEnd as e:
                 if not backtrack or not values:
-                    return Descent(None, depth, log10, e, retries)
+                    return Descent(None, depth, log10, e, retries,
+                                   tuple(path) if keep_path else ())
                 retries += 1
         depth += 1
-    return Descent(cand, depth, log10, None, retries)
+        if keep_path:
+            path.append(cand)
+    return Descent(cand, depth, log10, None, retries, tuple(path) if keep_path else ())
 
 
 def random_fixed(root: Candidate, rng: random.Random, attempts: int = 50) -> Candidate:

@@ -1,9 +1,12 @@
 """Hardware targets: data files under `data/targets/` (never constants in code).
 
 A target file is JSON with a `limits` table (what the decision space must
-respect: threads per block, shared memory, vector widths, ...) and a
-`sources` table saying where every number came from. The lower-bound model
-adds resources and latencies to the same files.
+respect: threads per block, shared memory, vector widths, ...), a `model`
+table (the hardware abstraction of the lower bound, thesis §5.1.1: clock,
+parallelism, resources per level, latencies) and a `sources` table saying
+where every number came from: `sources["<limit>"]` for limits and
+`sources["model.<path>"]` for every leaf of `model`. A file may hold limits,
+a model or both; the loader refuses an undocumented number.
 """
 
 from __future__ import annotations
@@ -63,14 +66,25 @@ def load_target(name: str | Target = DEFAULT_TARGET) -> Target:
         raw = json.loads(p.read_text())
     except json.JSONDecodeError as exc:
         raise WorkbenchError(f"target file {p}: not valid JSON: {exc}") from None
-    limits = raw.get("limits", {})
-    missing = [k for k in _REQUIRED if k not in limits]
+    limits, sources = raw.get("limits"), raw.get("sources", {})
+    if limits is None and "model" not in raw:
+        raise WorkbenchError(f"target file {p}: neither limits nor model")
+    missing = [k for k in _REQUIRED if k not in limits] if limits is not None else []
     if missing:
         raise WorkbenchError(f"target file {p}: limits lack {', '.join(missing)}")
-    undocumented = [k for k in limits if k not in raw.get("sources", {})]
+    undocumented = [k for k in (limits or {}) if k not in sources]
+    undocumented += [k for k in _leaves(raw.get("model", {}), "model") if k not in sources]
     if undocumented:
         raise WorkbenchError(f"target file {p}: no source given for {', '.join(undocumented)}")
-    t = Target(raw.get("name", p.stem), raw.get("description", ""), limits,
-               raw.get("sources", {}), raw)
+    t = Target(raw.get("name", p.stem), raw.get("description", ""), limits or {},
+               sources, raw)
     _CACHE[name] = t
     return t
+
+
+def _leaves(tree: dict, prefix: str):
+    for k, v in tree.items():
+        if isinstance(v, dict):
+            yield from _leaves(v, f"{prefix}.{k}")
+        else:
+            yield f"{prefix}.{k}"

@@ -173,6 +173,8 @@ class CudaPrinter(Printer):
 
     def loop(self, lp, env, in_thread) -> None:
         if lp.kind == "LOOP":
+            # a LOOP stays a loop: the bound's per-iteration chains rely on it
+            self.line("#pragma unroll 1")
             return super().loop(lp, env, in_thread)
         if lp.kind == "UNROLL":
             for u in range(lp.size):

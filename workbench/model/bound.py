@@ -1,0 +1,405 @@
+"""The lower bound B(c) on the run time of every implementation of a
+candidate (thesis ch. 5), instantiated for the GPU space.
+
+1. Local statement analysis (§5.1.2): latency and usage of each instruction,
+   the minimum over its open decisions (`memory.py` for accesses). Only an
+   instruction's own dimensions count instances: a compiler may hoist or
+   merge replicated copies, so foreign nesting never adds usage.
+2. Instance counts N_L^i (eq. 5.15) over the dimensions that *may* map to
+   parallelism level ≤ i, with size_min per nest (`facts.py`).
+3. latency(i, ∅) (eqs. 5.16–5.17): usage over resources at each level,
+   with the warp-granularity correction once a block's shape is known.
+4. B_0, one thread (§5.2): the longest of (a) the thread's own issue time,
+   (b) a dependency chain through point-to-point and reduction dependencies,
+   a reduction repeating its instruction once per reduced element, and
+   (c) every surely sequential loop, each iteration at least as long as the
+   dependencies its body carries within one iteration. These are paths of
+   the execution graph G_c (Def. 5.6), so any of them bounds the thread.
+5. B_1, B_2 (eq. 5.27): η_min, η_lcm and μ_max per level; μ_max from
+   threads per SM, blocks per SM and shared memory per SM.
+"""
+
+from __future__ import annotations
+
+import graphlib
+import math
+from dataclasses import dataclass, field
+
+from ..codegen.tree import Implementation
+from . import memory
+from .facts import UP_TO, Facts, representatives
+from .hardware import LEVELS, Hardware, hardware
+from .justification import (Justification, chain_node, dependency_node, loop_node,
+                            parallelism_node, usage_node)
+
+ARITH = ("fma", "mul", "add")
+
+
+@dataclass
+class Bound:
+    """A lower bound on the run time of every implementation of a candidate."""
+    value_ns: float  # max(raw_ns, the parent's value): never below an ancestor's
+    raw_ns: float  # what the model gives for this candidate alone
+    justification: Justification
+    target: str
+    levels: dict = field(default_factory=dict)  # B_0, B_1, B_2 in ns
+    reads: frozenset = frozenset()  # variables the model read
+
+    @property
+    def dipped(self) -> bool:
+        """The raw model gave less than an ancestor's bound."""
+        return self.raw_ns < self.value_ns
+
+    def to_dict(self) -> dict:
+        return {"value_ns": self.value_ns, "raw_ns": self.raw_ns, "target": self.target,
+                "levels": self.levels, "justification": self.justification.to_dict()}
+
+    def _repr_html_(self) -> str:
+        return (f"<div><b>lower bound {self.value_ns:,.0f} ns</b> on {self.target}"
+                f"{self.justification._repr_html_()}</div>")
+
+    def __repr__(self) -> str:
+        return f"Bound({self.value_ns:.6g} ns on {self.target})"
+
+
+def bound(cand, target=None, parent: Bound | None = None, override: dict | None = None
+          ) -> Bound:
+    """Lower bound of `cand` on `target` (a data/targets name; default: the
+    kernel's). With `parent`, the value never drops below the parent's."""
+    hw = hardware(target if target is not None else cand.kernel.target.name)
+    f = Facts(cand, override)
+    m = _Model(f, hw)
+    raw, just = m.run()
+    value = raw if parent is None else max(raw, parent.value_ns)
+    if parent is not None and raw < parent.value_ns:
+        just = Justification("Bound", value, f"the parent's bound ({value:,.0f} ns): the model "
+                             f"gives {raw:,.0f} ns for this candidate alone",
+                             {"raw_ns": raw}, [parent.justification, just])
+    return Bound(value, raw, just, hw.name, m.level_ns, frozenset(f.reads))
+
+
+class _Model:
+    def __init__(self, facts: Facts, hw: Hardware):
+        self.f = facts
+        self.hw = hw
+        self.k = facts.kernel
+        self.insts = self.k.instructions()
+        self.impl = Implementation(facts.cand) if facts.cand.is_fixed and not facts.override \
+            else None
+        self.level_ns: dict = {}
+        self._warp: dict = {}
+
+    # ------------------------------------------------- local analysis
+    def latency(self, s) -> float:
+        lat = self.hw.latency
+        if s.op == "load":
+            return memory.load_latency(self.f, self.hw, s)
+        if s.op == "store":
+            return lat["store"]
+        if s.op == "mov":
+            return lat["mov"]
+        return lat["fp"]
+
+    def count(self, s, level: int, instructions: bool) -> float:
+        """N^level_∅(s): instances of `s` per thread (0), block (1), GPU (2);
+        `instructions` collapses vector dimensions into one instruction and
+        lets the compiler merge unrolled unit-stride accesses 4 at a time."""
+        f = self.f
+        dims, merged = [], 0
+        for d in s.dims:
+            kinds = f.kinds(d)
+            if not kinds & UP_TO[level]:
+                continue
+            if instructions and "VECTOR" in kinds:
+                continue
+            if instructions and s.is_mem() and "UNROLL" in kinds and s.stride(d) == 1:
+                merged += 1
+            dims.append(d)
+        return f.size_min(dims) / 4 ** merged
+
+    def warp(self, s) -> tuple[float, float]:
+        """(sectors, wavefronts) per warp access: exact minimum over warps
+        when the implementation is fixed, one of each otherwise."""
+        if self.impl is None:
+            return (0.0 if memory.surely_shared(self.f, s) else 1.0), 1.0
+        if s.name not in self._warp:
+            self._warp[s.name] = memory.warp_access(self.impl, s, self.hw)
+        return self._warp[s.name]
+
+    def warp_factor(self, s) -> float:
+        """Warp granularity (§5.3.1): lanes of partly filled warps still
+        occupy issue slots. Applied when the block's shape is fixed."""
+        if self.impl is None:
+            return 1.0
+        active = math.prod(lp.size for lp in self.impl.ancestors(s) if lp.kind == "THREAD")
+        ws = self.hw.warp_size
+        return math.ceil(active / ws) * ws / active
+
+    def usage(self, level: int) -> dict:
+        """{resource: {statement: amount}} for one instance of the level."""
+        lvl = LEVELS[level]
+        rates = self.hw.resources[lvl]
+        out: dict = {r: {} for r in rates}
+        ws = self.hw.warp_size
+        for s in self.insts:
+            n_inst = self.count(s, level, True)
+            n_elem = self.count(s, level, False)
+            wf = 1.0 if level == 0 else self.warp_factor(s)
+            if "issue" in out and s.op != "mov":
+                out["issue"][s.name] = n_inst * wf
+            if "fma" in out and s.op in ARITH:
+                out["fma"][s.name] = n_elem * wf
+            if s.is_mem():
+                sectors, waves = self.warp(s)
+                if "lsu" in out:
+                    out["lsu"][s.name] = n_inst if level == 0 else n_inst * wf * waves / ws
+                if "l2_bytes" in out and memory.bypasses_l1(self.f, s):
+                    out["l2_bytes"][s.name] = n_inst * wf * sectors * self.hw.sector_bytes / ws
+        if level == 2:
+            comp = memory.compulsory_bytes(self.k, self.hw)
+            key = self.hw.compulsory_level
+            if key in out:
+                out[key] = {f"{a} (compulsory)": b for a, b in comp.items()}
+            if "l2_bytes" in out and key != "l2_bytes":
+                if sum(comp.values()) > sum(out["l2_bytes"].values()):
+                    out["l2_bytes"] = {f"{a} (compulsory)": b for a, b in comp.items()}
+        if self.impl is not None and level >= 1 and "sync" in out:
+            n = self._barriers() * (1 if level == 1 else self.impl.blocks())
+            out["sync"]["__syncthreads"] = n
+            warps = math.ceil(self.impl.threads() / ws)
+            if "issue" in out:
+                out["issue"]["__syncthreads"] = n * warps * ws
+        return out
+
+    def _barriers(self) -> int:
+        """__syncthreads a block executes (fixed implementations): one after
+        each thread loop and after each temporary access outside threads, per
+        iteration of the sequential loops around it."""
+        impl = self.impl
+        total = 0
+
+        def walk(node, times, in_thread):
+            nonlocal total
+            for c in node.children:
+                if hasattr(c, "inst"):
+                    i = c.inst
+                    if i.is_mem() and i.array.temporary and not in_thread:
+                        total += times
+                    continue
+                t = times * (c.size if c.kind in ("LOOP", "UNROLL") else 1)
+                walk(c, t, in_thread or c.kind == "THREAD")
+                if c.kind == "THREAD":
+                    total += times
+        walk(impl.root, 1, False)
+        return total
+
+    def level_latency(self, level: int) -> tuple[float, Justification | None, list]:
+        """latency(level, ∅) in cycles and the Usage node that sets it."""
+        lvl = LEVELS[level]
+        best, node, others = 0.0, None, []
+        for r, contrib in self.usage(level).items():
+            amount = sum(contrib.values())
+            if amount <= 0:
+                continue
+            n = usage_node(self.hw, lvl, r, amount, contrib)
+            others.append(n)
+            if n.fields["cycles"] > best:
+                best, node = n.fields["cycles"], n
+        others.sort(key=lambda n: -n.value_ns)
+        return best, node, others
+
+    # ------------------------------------------------- single thread
+    def deps(self):
+        """(src, dst, cycles) point-to-point, initialisation and memory
+        dependencies; and {inst: chain length} of reductions."""
+        edges, chains = [], {}
+        by_name = {i.name: i for i in self.insts}
+        for b in self.insts:
+            for o in b.operands:
+                if o.kind in ("inst", "reduce") and o.source in by_name:
+                    a = by_name[o.source]
+                    edges.append((a, b, self.latency(a), o))
+                if o.kind == "reduce":
+                    chains[b.name] = self.f.size_min(list(o.dims))
+            for name in b.after:
+                if name in by_name:
+                    edges.append((by_name[name], b, 0.0, None))
+        return edges, chains
+
+    def longest_path(self, edges, node_weight) -> tuple[float, list, list]:
+        """Longest path in the dependency DAG, edges relaxed in topological
+        order of their destinations."""
+        dist = {i.name: (node_weight.get(i.name, 0.0), [i.name], []) for i in self.insts}
+        order = self.topo_order(edges)
+        for a, b, w, _ in sorted(edges, key=lambda e: order[e[1].name]):
+            da, path, why = dist[a.name]
+            cand = da + w + node_weight.get(b.name, 0.0)
+            if cand > dist[b.name][0]:
+                dist[b.name] = (cand, path + [b.name], why + [(a.name, b.name, w)])
+        name = max(dist, key=lambda n: dist[n][0])
+        return dist[name]
+
+    def topo_order(self, edges) -> dict:
+        ts = graphlib.TopologicalSorter({i.name: set() for i in self.insts})
+        for a, b, _, _ in edges:
+            ts.add(b.name, a.name)
+        return {n: k for k, n in enumerate(ts.static_order())}
+
+    def thread_chain(self) -> Justification:
+        edges, chains = self.deps()
+        by_name = {i.name: i for i in self.insts}
+        weight = {n: (r - 1) * self.latency(by_name[n]) for n, r in chains.items()}
+        # the last reduction step reaches its consumer through an edge; a
+        # reduction without consumer still completes its chain
+        cycles, path, why = self.longest_path(edges, weight)
+        kids = [dependency_node(self.hw, a, b, w) for a, b, w in why]
+        for n in path:
+            if n in chains:
+                kids.append(dependency_node(self.hw, n, n, weight[n], int(chains[n])))
+        return chain_node(self.hw, path, cycles, kids, "in one thread")
+
+    def loop_chains(self) -> list[Justification]:
+        """Surely sequential (LOOP) dimensions: each iteration waits for the
+        dependencies its body carries within the iteration (in-order issue;
+        LOOP dims are printed with `#pragma unroll 1`)."""
+        f = self.f
+        edges, chains = self.deps()
+        out = []
+        for d in self.k.dims():
+            if f.kinds(d) != {"LOOP"}:
+                continue
+            body = [s for s in self.insts if d in s.dims or f.surely_outside(d, s)]
+            if not body:
+                continue
+            inner = []
+            for a, b, w, o in edges:
+                if o is None or a not in body or b not in body:
+                    continue
+                if o.kind == "inst" and any(f.surely_merged(p, d) and f.surely_merged(q, d)
+                                            for p, q in o.pairs):
+                    inner.append((a, b, w, o))
+            weight = {s.name: self.latency(s) for s in body if s.name in chains
+                      and any(f.surely_merged(r, d) for r in s.reduction_dims())}
+            if not inner and not weight:
+                continue
+            cycles, path, why = self._sub_path(inner, weight)
+            if cycles <= 0:
+                continue
+            last = self.k.instruction(path[-1])
+            # executions of the loop: outer own dims that are surely
+            # sequential, so the term holds whatever the mapping (see run())
+            outer = [e for e in last.dims if e is not d and not f.surely_merged(e, d)
+                     and f.order(e, d) == {"OUT"} and f.kinds(e) <= {"LOOP", "UNROLL"}]
+            iters = f.size_min([d])
+            times = f.size_min(outer) if outer else 1
+            kids = [dependency_node(self.hw, a, b, w) for a, b, w in why]
+            per = chain_node(self.hw, path, cycles, kids, "within one iteration")
+            merged = [e for e in self.k.dims() if f.surely_merged(e, d)]
+            out.append(loop_node(self.hw, [e.name for e in merged], [e.label for e in merged],
+                                 iters, times, per))
+        return out
+
+    def _sub_path(self, edges, weight):
+        best = (0.0, [], [])
+        for n, w in weight.items():  # a self-dependency alone
+            if w > best[0]:
+                best = (w, [n], [(n, n, w)])
+        dist: dict = {}
+        order = self.topo_order(edges)
+        for a, b, w, _ in sorted(edges, key=lambda e: order[e[1].name]):
+            da, pa, wa = dist.get(a.name, (0.0, [a.name], []))
+            c = da + w
+            if c > dist.get(b.name, (-1,))[0]:
+                dist[b.name] = (c, pa + [b.name], wa + [(a.name, b.name, w)])
+                if c > best[0]:
+                    best = dist[b.name]
+        return best
+
+    def thread_bound(self) -> tuple[float, Justification, Justification]:
+        """B_0, its justification, and the longest chain: chains and surely
+        sequential loops do not depend on how open dimensions map to
+        parallelism levels, so every level's bound is at least that chain."""
+        issue, issue_node, _ = self.level_latency(0)
+        chains = sorted([self.thread_chain(), *self.loop_chains()], key=lambda n: -n.value_ns)
+        terms = list(chains)
+        if issue_node is not None:
+            terms.append(issue_node)
+        terms.sort(key=lambda n: -n.value_ns)
+        top = terms[0]
+        return top.value_ns, chains[0], Justification(
+            "Bound", top.value_ns, "one thread (B_0): the longest of its issue time, its "
+            "dependency chains and its sequential loops", {"level": "thread"}, terms)
+
+    # ------------------------------------------------- parallelism
+    def parallel_level(self, level: int) -> tuple[int, int, float]:
+        """η_min, η_lcm and μ_max of level 1 (threads of a block) or 2
+        (blocks of the GPU), eqs. 5.25–5.26."""
+        f, hw = self.f, self.hw
+        kind = "THREAD" if level == 1 else "BLOCK"
+        dims = self.k.dims()
+        may = [d for d in dims if kind in f.kinds(d)]
+        only = [d for d in may if not f.kinds(d) & UP_TO[level - 1]]
+        if level == 1:
+            def rel(a, b, at_most):
+                m = f.dom("thread_mapping", a, b)
+                return "MAPPED" in m if at_most else m == {"MAPPED"}
+        else:
+            def rel(a, b, at_most):
+                return f.may_merge(a, b) if at_most else f.surely_merged(a, b)
+        eta_min = f.size_min(representatives(f, only, rel, True))
+        reps = representatives(f, may, rel, False)
+        eta_lcm = f.size_lcm(reps)
+        limit = hw.max_threads_per_block if level == 1 else None
+        if limit and eta_lcm > limit and all(_pow2(s) for d in reps for s in f.sizes(d)):
+            eta_lcm = 1 << (limit.bit_length() - 1)  # powers of two up to the limit
+        eta_lcm = max(eta_lcm, eta_min, 1)
+        if level == 1:
+            mu = float(hw.max_threads_per_block) if hw.max_threads_per_block and \
+                hw.max_threads_per_sm is not None else math.inf
+        else:
+            mu = self.blocks_at_once()
+        return eta_min, eta_lcm, mu
+
+    def blocks_at_once(self) -> float:
+        """μ_2^max: resident blocks per SM (threads, blocks, shared memory)
+        times SMs."""
+        hw, f = self.hw, self.f
+        per_sm = []
+        if hw.max_blocks_per_sm is not None:
+            per_sm.append(hw.max_blocks_per_sm)
+        t_min = max(1, f.counter("threads_per_block")[0])
+        if hw.max_threads_per_sm is not None:
+            per_sm.append(hw.max_threads_per_sm // t_min)
+        smem = max(0, f.counter("shared_memory")[0]) * 4
+        if hw.shared_bytes_per_sm is not None and smem > 0:
+            per_sm.append(hw.shared_bytes_per_sm // smem)
+        if not per_sm:
+            return math.inf
+        return float(max(1, min(per_sm)) * hw.sms)
+
+    # ------------------------------------------------- assembly
+    def run(self) -> tuple[float, Justification]:
+        b_ns, chain, just = self.thread_bound()
+        self.level_ns["thread"] = b_ns
+        for level in (1, 2):
+            eta_min, eta_lcm, mu = self.parallel_level(level)
+            waves = 1 if mu == math.inf else math.ceil(eta_lcm / mu)
+            par_ns = b_ns * eta_min / eta_lcm * waves
+            par = parallelism_node(self.hw, LEVELS[level], just, eta_min, eta_lcm, mu, par_ns)
+            cyc, use, others = self.level_latency(level)
+            use_ns = self.hw.ns(cyc)
+            terms = [par, chain] + others
+            terms.sort(key=lambda n: -n.value_ns)
+            b_ns = max(par_ns, use_ns, chain.value_ns)
+            name = "block (B_1)" if level == 1 else "kernel (B_2)"
+            just = Justification("Bound", b_ns, f"one {name}: the largest of the level below "
+                                 "repeated over its parallelism, the usage of the level's "
+                                 "resources and the longest dependency chain of a thread",
+                                 {"level": LEVELS[level]}, terms)
+            self.level_ns[LEVELS[level]] = b_ns
+        just.text = f"lower bound {b_ns:,.1f} ns on {self.hw.name}: " + just.children[0].text
+        return b_ns, just
+
+
+def _pow2(x: int) -> bool:
+    return x > 0 and x & (x - 1) == 0

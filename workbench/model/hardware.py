@@ -1,0 +1,91 @@
+"""The hardware abstraction of the lower-bound model (thesis §5.1.1), read from
+the `model` table of a target file: parallelism levels, resources per level
+per cycle, instruction latencies and occupancy limits. Numbers live in
+`data/targets/*.json`, each with its source; nothing here is a constant of a
+particular GPU."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import WorkbenchError
+from ..target import Target, load_target
+
+LEVELS = ("thread", "block", "gpu")  # parallelism levels 0, 1, 2 (k = 2)
+
+# Resource names, their units and how a person reads them.
+RESOURCES = {
+    "issue": ("instructions", "instruction issue"),
+    "fma": ("FP32 operations", "FP32 units"),
+    "lsu": ("wavefronts", "load/store units (L1/shared wavefronts)"),
+    "sync": ("barriers", "synchronisation"),
+    "l2_bytes": ("bytes", "L2 bandwidth"),
+    "dram_bytes": ("bytes", "DRAM bandwidth"),
+}
+LATENCIES = ("fp", "mov", "load_shared", "load_l1", "load_readonly", "load_l2", "store")
+
+
+@dataclass(frozen=True)
+class Hardware:
+    name: str
+    clock_ghz: float
+    sms: int
+    max_threads_per_sm: int | None
+    max_blocks_per_sm: int | None
+    shared_bytes_per_sm: int | None
+    max_threads_per_block: int | None
+    resources: dict  # level name -> {resource: amount per cycle}
+    latency: dict  # latency name -> cycles
+    compulsory_level: str
+    sector_bytes: int
+    wavefront_bytes: int
+    banks: int
+    warp_size: int
+    runs: str  # "cuda" or "cpu": the backend whose timings this target bounds
+
+    def ns(self, cycles: float) -> float:
+        return cycles / self.clock_ghz
+
+    def rate(self, level: str, resource: str) -> float | None:
+        return self.resources.get(level, {}).get(resource)
+
+
+_HW: dict[str, Hardware] = {}
+
+
+def hardware(target: str | Target) -> Hardware:
+    t = load_target(target)
+    hw = _HW.get(t.name)
+    if hw is not None:
+        return hw
+    m = t.raw.get("model")
+    if m is None:
+        raise WorkbenchError(f"target {t.name!r} has no `model` table: the lower bound needs "
+                             "resources and latencies (see data/targets/h200.json)")
+    try:
+        par = m["parallelism"]
+        res = {lvl: dict(m["resources"][lvl]) for lvl in LEVELS}
+        lat = {k: float(m["latency"][k]) for k in LATENCIES}
+        hw = Hardware(
+            name=t.name, clock_ghz=float(m["clock_ghz"]), sms=int(par["sms"]),
+            max_threads_per_sm=par.get("max_threads_per_sm"),
+            max_blocks_per_sm=par.get("max_blocks_per_sm"),
+            shared_bytes_per_sm=par.get("shared_bytes_per_sm"),
+            max_threads_per_block=t.limits.get("max_threads_per_block"),
+            resources=res, latency=lat, compulsory_level=m["compulsory_level"],
+            sector_bytes=int(m["sector_bytes"]), wavefront_bytes=int(m["wavefront_bytes"]),
+            banks=int(m["banks"]), warp_size=int(t.limits.get("warp_size", 32)),
+            runs=t.raw.get("runs", "cuda"))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise WorkbenchError(f"target {t.name!r}: malformed model table ({exc!r})") from None
+    for lvl, table in res.items():
+        unknown = set(table) - set(RESOURCES)
+        if unknown:
+            raise WorkbenchError(f"target {t.name!r}: unknown resources {sorted(unknown)} at "
+                                 f"level {lvl}; known: {', '.join(RESOURCES)}")
+        bad = [r for r, v in table.items() if not (isinstance(v, (int, float)) and v > 0)]
+        if bad:
+            raise WorkbenchError(f"target {t.name!r}: resources {bad} at level {lvl} must be "
+                                 "positive numbers")
+    _HW[t.name] = hw
+    return hw

@@ -1,0 +1,140 @@
+"""Justification trees (thesis §5.5.2, Fig. 5.4): why the bound is what it is.
+
+Every node has a kind — Bound, ParallelismLevel, Usage, Chain, LoopLevel,
+Dependency — its value in nanoseconds, a plain-language sentence, the
+numbers it was computed from (`fields`) and its children. The child that set
+a maximum comes first; the terms it beat follow so that a person sees the
+margin. `to_dict()` is what the CLI prints and what records store.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+
+from .hardware import RESOURCES, Hardware
+
+LEVEL_NAMES = {"thread": "thread", "block": "block", "gpu": "GPU"}
+
+
+@dataclass
+class Justification:
+    kind: str
+    value_ns: float
+    text: str
+    fields: dict = field(default_factory=dict)
+    children: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "value_ns": self.value_ns, "text": self.text,
+                **{k: _plain(v) for k, v in self.fields.items()},
+                "children": [c.to_dict() for c in self.children]}
+
+    def render(self, indent: int = 0, depth: int | None = None) -> str:
+        lines = [f"{'  ' * indent}- {self.text}  [{fmt_time(self.value_ns)}]"]
+        if depth is None or depth > 0:
+            for c in self.children:
+                lines.append(c.render(indent + 1, None if depth is None else depth - 1))
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.render()
+
+    def to_html(self) -> str:
+        inner = "".join(f"<li>{c.to_html()}</li>" for c in self.children)
+        body = (f"<b>{html.escape(self.kind)}</b> {html.escape(self.text)} "
+                f"<span style='color:#555'>[{fmt_time(self.value_ns)}]</span>")
+        if not inner:
+            return body
+        return f"<details open><summary>{body}</summary><ul>{inner}</ul></details>"
+
+    def _repr_html_(self) -> str:
+        return f"<div class='wb-justification'>{self.to_html()}</div>"
+
+    def walk(self):
+        yield self
+        for c in self.children:
+            yield from c.walk()
+
+
+def _plain(v):
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if isinstance(v, float) and v == float("inf"):
+        return None
+    return v
+
+
+def fmt_time(ns: float) -> str:
+    if ns >= 1e6:
+        return f"{ns / 1e6:.3g} ms"
+    if ns >= 1e3:
+        return f"{ns / 1e3:.3g} µs"
+    return f"{ns:.3g} ns"
+
+
+def _si(x: float) -> str:
+    for div, unit in ((1e12, " T"), (1e9, " G"), (1e6, " M"), (1e3, " k")):
+        if x >= div:
+            return f"{x / div:.3g}{unit}"
+    return f"{x:.3g} "
+
+
+def usage_node(hw: Hardware, level: str, resource: str, amount: float, contributors: dict
+               ) -> Justification:
+    rate = hw.rate(level, resource)
+    cycles = amount / rate
+    unit, what = RESOURCES[resource]
+    per_s = rate * hw.clock_ghz * 1e9
+    if unit == "bytes":
+        text = (f"limited by {what} at the {LEVEL_NAMES[level]} level: {_si(amount)}B moved "
+                f"at {_si(per_s)}B/s")
+    else:
+        text = (f"limited by {what} at the {LEVEL_NAMES[level]} level: {_si(amount)}{unit} "
+                f"at {rate:g} per cycle ({_si(per_s)}{unit}/s)")
+    top = sorted(contributors.items(), key=lambda kv: -kv[1])
+    kids = [Justification("Usage", hw.ns(v / rate), f"{name}: {_si(v)}{unit}",
+                          {"statement": name, "amount": v}) for name, v in top if v > 0]
+    return Justification("Usage", hw.ns(cycles), text,
+                         {"level": level, "resource": resource, "amount": amount,
+                          "rate_per_cycle": rate, "cycles": cycles}, kids)
+
+
+def dependency_node(hw: Hardware, src: str, dst: str, cycles: float, repeat: int = 1
+                    ) -> Justification:
+    what = f"{src} → {dst}" if repeat == 1 else f"{src} → itself ×{repeat - 1}"
+    return Justification("Dependency", hw.ns(cycles), f"{what}: {cycles:g} cycles",
+                         {"src": src, "dst": dst, "cycles": cycles, "repeat": repeat})
+
+
+def chain_node(hw: Hardware, path: list, cycles: float, deps: list, where: str
+               ) -> Justification:
+    before, point, after = (path[0], path[len(path) // 2], path[-1]) if path else ("", "", "")
+    text = f"dependency chain {where}: {' → '.join(path)}: {cycles:g} cycles"
+    return Justification("Chain", hw.ns(cycles), text,
+                         {"before": before, "point": point, "after": after, "path": path,
+                          "cycles": cycles}, deps)
+
+
+def loop_node(hw: Hardware, dims: list, labels: list, iterations: int, times: int,
+              per_iteration: Justification) -> Justification:
+    cycles = per_iteration.fields["cycles"] * iterations * times
+    rep = f" × {times} executions" if times > 1 else ""
+    text = (f"sequential loop {'/'.join(dims)} ({'/'.join(labels)}): {iterations} iterations"
+            f"{rep}, each at least {per_iteration.fields['cycles']:g} cycles")
+    return Justification("LoopLevel", hw.ns(cycles), text,
+                         {"dims": dims, "iterations": iterations, "times": times,
+                          "cycles": cycles}, [per_iteration])
+
+
+def parallelism_node(hw: Hardware, level: str, inner: Justification, eta_min: int,
+                     eta_lcm: int, mu_max: float, value_ns: float) -> Justification:
+    unit = "threads" if level == "block" else "blocks"
+    mu = "unbounded" if mu_max == float("inf") else f"{int(mu_max):,}"
+    waves = -(-eta_lcm // mu_max) if mu_max != float("inf") else 1
+    text = (f"the {LEVEL_NAMES[level]} level runs its {unit} in at least "
+            f"η_min/η_lcm · ⌈η_lcm/μ_max⌉ = {eta_min:,}/{eta_lcm:,} · {waves:,} rounds "
+            f"(at most {mu} {unit} at once), each no shorter than the level below")
+    return Justification("ParallelismLevel", value_ns, text,
+                         {"level": level, "eta_min": eta_min, "eta_lcm": eta_lcm,
+                          "mu_max": mu_max}, [inner])

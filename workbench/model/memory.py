@@ -1,0 +1,123 @@
+"""Ad hoc lower bounds for memory accesses (thesis §5.3.2): latency, sectors
+and wavefronts per warp access, and the compulsory bytes of a kernel.
+
+With open choices each number is the minimum over what remains (a warp may
+still broadcast one address: one sector, one wavefront). Once the thread
+mapping of an access is fixed, the lanes of every warp of a block are laid
+out as the generated code lays them (x fastest, guards included) and the
+minimum over warps is taken; addresses are only known up to a base offset,
+so global sectors count a cover by 32-byte windows of any alignment, which
+no aligned layout can beat.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .hardware import Hardware
+
+
+def load_latency(facts, hw: Hardware, inst) -> float:
+    """Minimal latency of a load over its remaining memory space and cache."""
+    lat = hw.latency
+    a = inst.array
+    spaces = facts.dom("mem_space", a) if a is not None else {"GLOBAL"}
+    best = math.inf
+    if "SHARED" in spaces:
+        best = lat["load_shared"]
+    if "GLOBAL" in spaces:
+        for c in facts.dom("cache", inst):
+            best = min(best, lat[{"L1": "load_l1", "READ_ONLY": "load_readonly",
+                                  "L2": "load_l2", "NONE": "load_l2"}[c]])
+    return best
+
+
+def bypasses_l1(facts, inst) -> bool:
+    """Every remaining implementation sends this access to L2 (stores always
+    write through to L2; loads whose cache directive skips L1)."""
+    a = inst.array
+    if a is not None and "SHARED" in facts.dom("mem_space", a):
+        return False
+    return inst.op == "store" or not (facts.dom("cache", inst) & {"L1", "READ_ONLY"})
+
+
+def surely_shared(facts, inst) -> bool:
+    a = inst.array
+    return a is not None and facts.dom("mem_space", a) == {"SHARED"}
+
+
+def element_bytes(inst, hw: Hardware) -> int:
+    """Bytes an element costs in DRAM/L2: a whole sector when every stride
+    puts consecutive elements in different sectors."""
+    strides = [abs(s) for s in inst.array.strides.values() if s]
+    if strides and min(strides) * 4 >= hw.sector_bytes:
+        return hw.sector_bytes
+    return 4
+
+
+def compulsory_bytes(kernel, hw: Hardware) -> dict:
+    """Bytes that must cross the level below the caches: every element of an
+    input that some load reads and of an output that some store writes, once.
+    Per array, the largest access (loads of one array read the same data)."""
+    out: dict = {}
+    for i in kernel.instructions():
+        a = i.array
+        if a is None or a.temporary:
+            continue
+        elems = math.prod(ld.size for ld in {d.logical for d in i.dims})
+        out[a.name] = max(out.get(a.name, 0), elems * element_bytes(i, hw))
+    return out
+
+
+def warp_access(impl, inst, hw: Hardware) -> tuple[float, float]:
+    """(sectors, wavefronts) of the warp accesses of `inst` in a fixed
+    implementation: the minimum over the warps of a block."""
+    bx, by, bz = impl.block_dim
+    threads = bx * by * bz
+    coef = {d.name: c for d, c in impl.coefficients(inst)}
+    anc = impl.ancestors(inst)
+    loops = {lp.hw: lp for lp in anc if lp.kind == "THREAD"}
+    vec = next((lp.size for lp in anc if lp.kind == "VECTOR"), 1)
+    output = inst.op == "store" and not inst.array.temporary
+    t = np.arange(threads)
+    tid = {"x": t % bx, "y": (t // bx) % by, "z": t // (bx * by)}
+    addr = np.zeros(threads, dtype=np.int64)
+    active = np.ones(threads, dtype=bool)
+    for h in "xyz":
+        lp = loops.get(h)
+        if lp is not None:
+            active &= tid[h] < lp.size
+            addr += tid[h] * sum(coef.get(d.name, 0) for d in lp.dims)
+        elif output:
+            active &= tid[h] == 0  # the guard of a store outside thread dim h
+    shared = inst.array.temporary and impl.mem_space[inst.array.name] == "SHARED"
+    patterns = set()
+    for w0 in range(0, threads, hw.warp_size):
+        a = addr[w0:w0 + hw.warp_size][active[w0:w0 + hw.warp_size]]
+        if a.size == 0:
+            continue
+        a = np.unique((a[:, None] + np.arange(vec)[None, :]).ravel())
+        # the base address is unknown: banks and sector covers depend only on
+        # the pattern relative to the first element (up to the bank count)
+        base = int(a[0]) - int(a[0]) % hw.banks if shared else int(a[0])
+        patterns.add(tuple((a - base).tolist()))
+    if not patterns:
+        return 1.0, 1.0
+    best_sectors = best_waves = math.inf
+    for pat in patterns:
+        if shared:
+            banks: dict = {}
+            for x in pat:
+                banks[x % hw.banks] = banks.get(x % hw.banks, 0) + 1
+            waves = max(max(banks.values()), math.ceil(len(pat) * 4 / hw.wavefront_bytes))
+            best_waves, best_sectors = min(best_waves, waves), 0
+            continue
+        cover, start = 0, None
+        for b in pat:  # sorted: fewest windows of sector_bytes covering them
+            if start is None or 4 * b + 4 > start + hw.sector_bytes:
+                cover, start = cover + 1, 4 * b
+        best_sectors = min(best_sectors, cover)
+        best_waves = min(best_waves, math.ceil(cover * hw.sector_bytes / hw.wavefront_bytes))
+    return float(best_sectors), float(max(best_waves, 1))
