@@ -23,22 +23,50 @@ def build(name: str):
     return getattr(wb.kernels, name)(**SMALL[name])
 
 
+BOUND_TARGETS = ("h200", "kepler_k4000", "cpu_reference")
+
+
 def _draw(args):
     from workbench.codegen import generate
-    from workbench.descent import random_fixed
+    from workbench.descent import descend
     name, seeds = args
     root = wb.Candidate.root(build(name))
     out = []
     for seed in seeds:
-        cand = random_fixed(root, random.Random(seed))
+        rng = random.Random(seed)
+        for _ in range(50):
+            d = descend(root, rng, backtrack=True, keep_path=True)
+            if d.candidate is not None:
+                break
+        cand = d.candidate
         g = generate(cand, f"k_{name}_{seed}")
-        out.append((seed, cand.to_json(), g.c, g.cuda, g.launch))
+        # the bound along the descent: (raw, shown) per step and target
+        path = {}
+        for t in BOUND_TARGETS:
+            parent, steps = None, []
+            for c in d.path:
+                parent = wb.bound(c, t, parent=parent)
+                steps.append((parent.raw_ns, parent.value_ns))
+            path[t] = steps
+        out.append((seed, cand.to_json(), g.c, g.cuda, g.launch, path))
     return out
 
 
+_DRAWN: dict = {}
+
+
 def fixed_candidates(name: str, count: int, seed0: int = 0) -> list:
-    """(seed, candidate JSON, C source, CUDA source, launch) for `count` random
-    fixed candidates, drawn by as many processes as there are CPUs."""
+    """(seed, candidate JSON, C source, CUDA source, launch, bounds along the
+    descent per target) for `count` random fixed candidates, drawn by as many
+    processes as there are CPUs; kept for the session (several test modules
+    check the same candidates)."""
+    key = (name, count, seed0)
+    if key not in _DRAWN:
+        _DRAWN[key] = _fixed_candidates(name, count, seed0)
+    return _DRAWN[key]
+
+
+def _fixed_candidates(name: str, count: int, seed0: int) -> list:
     workers = max(1, min(os.cpu_count() or 1, 8))
     seeds = list(range(seed0, seed0 + count))
     chunks = [(name, seeds[i::workers]) for i in range(workers)]

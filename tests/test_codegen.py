@@ -25,10 +25,10 @@ def drawn(request):
 def test_reference_matches_numpy(drawn, tmp_path):
     name, cands = drawn
     kernel = build(name)
-    lib = compile_c([c for _, _, c, _, _ in cands], str(tmp_path))
+    lib = compile_c([c for _, _, c, _, _, _ in cands], str(tmp_path))
     rng = np.random.default_rng(0)
     failures = []
-    for seed, text, _, _, _ in cands:
+    for seed, text, _, _, _, _ in cands:
         inputs = kernel.make_inputs(rng)
         expected = kernel.reference(inputs)
         got = run_reference(lib, f"k_{name}_{seed}", kernel, inputs)
@@ -46,7 +46,7 @@ def test_cuda_compiles(drawn, tmp_path):
     if nvcc_path() is None:
         pytest.skip("nvcc is not installed")
     name, cands = drawn
-    ptx = compile_cuda([cu for _, _, _, cu, _ in cands], workdir=str(tmp_path))
+    ptx = compile_cuda([cu for _, _, _, cu, _, _ in cands], workdir=str(tmp_path))
     text = "".join(p.read_text() for p in ptx)
     for seed, *_ in cands:
         assert f".entry k_{name}_{seed}" in text
@@ -55,7 +55,7 @@ def test_cuda_compiles(drawn, tmp_path):
 def test_launch_respects_target(drawn):
     name, cands = drawn
     t = build(name).target
-    for _, _, _, _, launch in cands:
+    for _, _, _, _, launch, _ in cands:
         assert np.prod(launch["block"]) <= t.max_threads_per_block
         assert launch["shared_bytes"] <= t.shared_memory_bytes
         assert all(g >= 1 for g in launch["grid"])
@@ -63,7 +63,7 @@ def test_launch_respects_target(drawn):
 
 def test_candidates_replay(drawn):
     name, cands = drawn
-    for _, text, c_src, _, _ in cands[:1]:  # a replay pays for its lowered problems
+    for _, text, c_src, _, _, _ in cands[:1]:  # a replay pays for its lowered problems
         cand = wb.Candidate.from_json(text)
         assert cand.is_fixed
         assert json.loads(text)["kernel"]["builder"] == name

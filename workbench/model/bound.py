@@ -163,7 +163,7 @@ class _Model:
             if "l2_bytes" in out and key != "l2_bytes":
                 if sum(comp.values()) > sum(out["l2_bytes"].values()):
                     out["l2_bytes"] = {f"{a} (compulsory)": b for a, b in comp.items()}
-        if self.impl is not None and level >= 1 and "sync" in out:
+        if self.impl is not None and level >= 1 and "sync" in out and self.hw.runs == "cuda":
             n = self._barriers() * (1 if level == 1 else self.impl.blocks())
             out["sync"]["__syncthreads"] = n
             warps = math.ceil(self.impl.threads() / ws)

@@ -74,7 +74,8 @@ def hardware(target: str | Target) -> Hardware:
             max_threads_per_block=t.limits.get("max_threads_per_block"),
             resources=res, latency=lat, compulsory_level=m["compulsory_level"],
             sector_bytes=int(m["sector_bytes"]), wavefront_bytes=int(m["wavefront_bytes"]),
-            banks=int(m["banks"]), warp_size=int(t.limits.get("warp_size", 32)),
+            banks=int(m["banks"]),
+            warp_size=int(m.get("warp_size", t.limits.get("warp_size", 32))),
             runs=t.raw.get("runs", "cuda"))
     except (KeyError, TypeError, ValueError) as exc:
         raise WorkbenchError(f"target {t.name!r}: malformed model table ({exc!r})") from None
