@@ -9,8 +9,8 @@
 
 from . import kernels
 from .candidate import Candidate, Choice, Decision, Pruning
-from .model import Bound, bound
 from .errors import DeadEnd, InvalidDecision, SpaceError, SpaceSyntaxError, WorkbenchError
+from .model import Bound, bound
 from .space import Space, load_space
 
 __version__ = "0.1.0"

@@ -29,8 +29,14 @@ from ..codegen.tree import Implementation
 from . import memory
 from .facts import UP_TO, Facts, representatives
 from .hardware import LEVELS, Hardware, hardware
-from .justification import (Justification, chain_node, dependency_node, loop_node,
-                            parallelism_node, usage_node)
+from .justification import (
+    Justification,
+    chain_node,
+    dependency_node,
+    loop_node,
+    parallelism_node,
+    usage_node,
+)
 
 ARITH = ("fma", "mul", "add")
 
@@ -160,9 +166,9 @@ class _Model:
             key = self.hw.compulsory_level
             if key in out:
                 out[key] = {f"{a} (compulsory)": b for a, b in comp.items()}
-            if "l2_bytes" in out and key != "l2_bytes":
-                if sum(comp.values()) > sum(out["l2_bytes"].values()):
-                    out["l2_bytes"] = {f"{a} (compulsory)": b for a, b in comp.items()}
+            if "l2_bytes" in out and key != "l2_bytes" \
+                    and sum(comp.values()) > sum(out["l2_bytes"].values()):
+                out["l2_bytes"] = {f"{a} (compulsory)": b for a, b in comp.items()}
         if self.impl is not None and level >= 1 and "sync" in out and self.hw.runs == "cuda":
             n = self._barriers() * (1 if level == 1 else self.impl.blocks())
             out["sync"]["__syncthreads"] = n
@@ -319,7 +325,7 @@ class _Model:
         """B_0, its justification, and the longest chain: chains and surely
         sequential loops do not depend on how open dimensions map to
         parallelism levels, so every level's bound is at least that chain."""
-        issue, issue_node, _ = self.level_latency(0)
+        _, issue_node, _ = self.level_latency(0)
         chains = sorted([self.thread_chain(), *self.loop_chains()], key=lambda n: -n.value_ns)
         terms = list(chains)
         if issue_node is not None:
@@ -386,7 +392,7 @@ class _Model:
             waves = 1 if mu == math.inf else math.ceil(eta_lcm / mu)
             par_ns = b_ns * eta_min / eta_lcm * waves
             par = parallelism_node(self.hw, LEVELS[level], just, eta_min, eta_lcm, mu, par_ns)
-            cyc, use, others = self.level_latency(level)
+            cyc, _, others = self.level_latency(level)
             use_ns = self.hw.ns(cyc)
             terms = [par, chain] + others
             terms.sort(key=lambda n: -n.value_ns)
