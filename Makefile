@@ -27,6 +27,7 @@ test: $(VENV)/.test
 
 bench: $(VENV)/.test
 	$(BIN)/python benchmarks/bench_propagation.py
+	$(BIN)/python benchmarks/bench_bound.py
 
 clean:
 	rm -rf $(VENV) *.egg-info

@@ -9,14 +9,9 @@ import random
 from concurrent.futures import ProcessPoolExecutor
 
 import workbench as wb
+from workbench.kernels.linalg import SMALL_SIZES
 
-SMALL = {
-    "axpy": {"n": 256},
-    "matmul": {"m": 16, "n": 16, "k": 8},
-    "strided_matmul": {"m": 16, "n": 16, "k": 8, "stride": 4},
-    "batched_matmul": {"b": 4, "m": 8, "n": 8, "k": 4},
-    "reuse_matmul": {"b": 4, "m": 8, "n": 8, "k": 4},
-}
+SMALL = SMALL_SIZES
 
 
 def build(name: str):
@@ -28,26 +23,14 @@ BOUND_TARGETS = ("h200", "kepler_k4000", "cpu_reference")
 
 def _draw(args):
     from workbench.codegen import generate
-    from workbench.descent import descend
+    from workbench.model.audit import descent_with_bounds
     name, seeds = args
     root = wb.Candidate.root(build(name))
     out = []
     for seed in seeds:
-        rng = random.Random(seed)
-        for _ in range(50):
-            d = descend(root, rng, backtrack=True, keep_path=True)
-            if d.candidate is not None:
-                break
-        cand = d.candidate
-        g = generate(cand, f"k_{name}_{seed}")
         # the bound along the descent: (raw, shown) per step and target
-        path = {}
-        for t in BOUND_TARGETS:
-            parent, steps = None, []
-            for c in d.path:
-                parent = wb.bound(c, t, parent=parent)
-                steps.append((parent.raw_ns, parent.value_ns))
-            path[t] = steps
+        cand, path = descent_with_bounds(root, random.Random(seed), BOUND_TARGETS)
+        g = generate(cand, f"k_{name}_{seed}")
         out.append((seed, cand.to_json(), g.c, g.cuda, g.launch, path))
     return out
 

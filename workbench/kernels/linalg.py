@@ -146,3 +146,14 @@ def reuse_matmul(b: int, m: int, n: int, k: int, target: str = "h200") -> Linalg
     return _matmul_like("reuse_matmul", {"builder": "reuse_matmul", "b": b, "m": m,
                                          "n": n, "k": k},
                         b, m, n, k, 1, False, mk, (pow2_factors(2, 128),), target)
+
+
+# The five kernels at sizes small enough to run every fixed candidate on the
+# CPU reference executor (tests, audits of the bound).
+SMALL_SIZES = {
+    "axpy": {"n": 256},
+    "matmul": {"m": 16, "n": 16, "k": 8},
+    "strided_matmul": {"m": 16, "n": 16, "k": 8, "stride": 4},
+    "batched_matmul": {"b": 4, "m": 8, "n": 8, "k": 4},
+    "reuse_matmul": {"b": 4, "m": 8, "n": 8, "k": 4},
+}
