@@ -117,6 +117,13 @@ def test_target_files_document_every_number():
         hardware(_limits_only())
 
 
+def test_bad_input_is_a_clear_error():
+    with pytest.raises(WorkbenchError, match="GPU space"):
+        wb.bound(wb.Candidate.root(wb.kernels.random_basic_block(6, seed=1)))
+    with pytest.raises(WorkbenchError, match="no target 'nope'"):
+        wb.bound(wb.Candidate.root(wb.kernels.axpy(1024)), target="nope")
+
+
 def _limits_only():
     from workbench.target import Target
     return Target("bare", "", {"warp_size": 32}, {}, {"limits": {"warp_size": 32}})

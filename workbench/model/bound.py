@@ -72,8 +72,8 @@ def bound(cand, target=None, parent: Bound | None = None, override: dict | None 
           ) -> Bound:
     """Lower bound of `cand` on `target` (a data/targets name; default: the
     kernel's). With `parent`, the value never drops below the parent's."""
+    f = Facts(cand, override)  # refuses kernels outside the GPU space first
     hw = hardware(target if target is not None else cand.kernel.target.name)
-    f = Facts(cand, override)
     m = _Model(f, hw)
     raw, just = m.run()
     value = raw if parent is None else max(raw, parent.value_ns)
