@@ -112,6 +112,17 @@ def main(argv=None) -> int:
     p.add_argument("--lookahead", default=None, metavar="CHOICE:OBJ,OBJ",
                    help="also the bound after each value of this open choice")
 
+    p = sub.add_parser("run", help="measure a fixed candidate (--trail, or --random-seed) on "
+                                   "a backend; the record goes to the store")
+    kernel_args(p)
+    p.add_argument("--trail", help="JSON file written by Candidate.to_json()")
+    p.add_argument("--random-seed", type=int, default=None,
+                   help="fix the open choices by a random descent with this seed")
+    p.add_argument("--backend", choices=("cpu", "cuda"), default="cpu")
+    p.add_argument("--samples", type=int, default=10)
+    p.add_argument("--store", default=None,
+                   help="JSON-lines record file (default data/runs/runs.jsonl); 'none': keep none")
+
     p = sub.add_parser("check-space", help="parse and type-check a .space file")
     p.add_argument("path")
     p.add_argument("--json", action="store_true")
@@ -168,6 +179,17 @@ def main(argv=None) -> int:
                 for v, ns in out.get("lookahead", {}).items():
                     print(f"  {args.lookahead} = {v}: "
                           f"{'dead end' if ns is None else f'{ns:,.0f} ns'}")
+        elif args.command == "run":
+            from .runtime import evaluate, summary
+            cand = load_candidate(args)
+            if not cand.is_fixed and args.random_seed is not None:
+                cand = descent.random_fixed(cand, random.Random(args.random_seed))
+            if not cand.is_fixed:
+                raise WorkbenchError(f"run needs a fixed candidate: {cand.open_count()} choices "
+                                     "are open (give a complete --trail or --random-seed)")
+            store = None if args.store == "none" else (args.store or "default")
+            rec = evaluate([cand], args.backend, store=store, samples=args.samples)[0]
+            _emit(summary(rec), args.json)
         elif args.command == "check-space":
             sp = load_space(args.path)
             out = {"space": sp.name, "sets": len(sp.sets),

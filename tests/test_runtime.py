@@ -1,0 +1,147 @@
+"""Measured timings: the CPU evaluator on random fixed candidates, failures
+as statuses, the append-only record store, the CUDA evaluator (skipped
+without a GPU) and the `run` command's contract."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import warnings
+
+import pytest
+from gpu_cases import SMALL, build, fixed_candidates
+
+import workbench as wb
+from workbench.errors import WorkbenchError
+from workbench.runtime import STATUSES, RecordStore, evaluate, load_records
+from workbench.runtime import cpu as cpu_backend
+
+N_RUN = 100  # of the 200 fixed candidates per kernel test_codegen draws
+
+
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_cpu_runs_verifies_and_records(name, tmp_path):
+    kernel = build(name)  # one kernel: evaluate takes candidates of one kernel per call
+    cands = [wb.Candidate.replay(kernel, json.loads(text)["trail"])
+             for _, text, *_ in fixed_candidates(name, 200)[:N_RUN]]
+    store = RecordStore(tmp_path / "runs.jsonl")
+    recs = evaluate(cands, "cpu", store=store)
+    bad = [(r["status"], r["message"][:200]) for r in recs if r["status"] != "ok"]
+    assert not bad, bad[:3]
+    df = store.load()
+    assert len(df) == N_RUN
+    assert (df["verified"] == True).all()
+    assert df["times_ns"].map(len).min() >= 10
+    assert (df["median_ns"] > 0).all() and (df["reference_median_ns"] > 0).all()
+    assert (df["ratio_to_reference"] > 0).all()
+    assert (df["target"] == "cpu_reference").all()
+    assert (df["bound_ns"] <= df["times_ns"].map(min)).all()  # the bound holds per sample
+    assert set(df["kernel"]) == {kernel.name}
+    replayed = wb.Candidate.replay(build(name), df["trail"].iloc[0])
+    assert replayed.digest() == df["digest"].iloc[0]
+
+
+def _matmul_cands(k=3):
+    root = wb.Candidate.root(build("matmul"))
+    import random
+
+    from workbench.descent import random_fixed
+    return [random_fixed(root, random.Random(s)) for s in range(k)]
+
+
+def test_compile_error_and_wrong_result_are_statuses(tmp_path, monkeypatch):
+    cands = _matmul_cands(3)
+    real = cpu_backend.generate
+
+    def broken(cand, name):
+        g = real(cand, name)
+        if name == "wb_0":
+            return type(g)(g.name, g.cuda, g.c.replace("{", "{ syntax error;", 1), g.launch,
+                           g.implementation)
+        if name == "wb_1":  # reads B where it should read A: a wrong result
+            return type(g)(g.name, g.cuda, g.c.replace("A[", "B["), g.launch,
+                           g.implementation)
+        return g
+    monkeypatch.setattr(cpu_backend, "generate", broken)
+    store = RecordStore(tmp_path / "r.jsonl")
+    recs = evaluate(cands, "cpu", store=store)
+    assert [r["status"] for r in recs] == ["compile_error", "wrong_result", "ok"]
+    assert "error" in recs[0]["message"]
+    assert "relative error" in recs[1]["message"] and recs[1]["verified"] is False
+    assert list(store.load()["status"]) == ["compile_error", "wrong_result", "ok"]
+
+
+def test_cuda_without_gpu_is_no_device(tmp_path):
+    from workbench.runtime.cuda import _cupy
+    if _cupy() is not None:
+        pytest.skip("a GPU is present: test_cuda_evaluates covers it")
+    recs = evaluate(_matmul_cands(1), "cuda", store=tmp_path / "r.jsonl")
+    assert recs[0]["status"] == "no_device"
+    assert "--backend cpu" in recs[0]["message"]
+    assert recs[0]["bound_ns"] > 0
+
+
+def test_cuda_evaluates(tmp_path):
+    from workbench.runtime.cuda import _cupy
+    if _cupy() is None:
+        pytest.skip("no GPU: cupy is missing or cupy.is_available() is false")
+    recs = evaluate(_matmul_cands(5), "cuda", store=tmp_path / "r.jsonl")
+    assert all(r["status"] == "ok" and r["verified"] for r in recs), recs
+    assert all(r["reference"].startswith("cupy") and r["ratio_to_reference"] for r in recs)
+    assert all("x_registers" in r for r in recs)
+
+
+def _write(store, n):
+    store.append([{"status": "ok", "kernel": "k", "median_ns": float(i), "times_ns": [1.0]}
+                  for i in range(n)])
+
+
+def test_store_truncated_last_line(tmp_path):
+    store = RecordStore(tmp_path / "r.jsonl")
+    _write(store, 3)
+    data = store.path.read_bytes()
+    store.path.write_bytes(data[:-20])  # a run killed while writing
+    with pytest.warns(UserWarning, match="truncated last line skipped"):
+        assert len(store.load()) == 2
+    with pytest.warns(UserWarning, match="moved to"):
+        _write(store, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(store.load()) == 3
+    aside = store.path.with_suffix(".jsonl.truncated").read_text()
+    assert aside.strip() and aside.strip() in data.decode()
+
+
+def test_store_refuses_other_schema_and_corruption(tmp_path):
+    store = RecordStore(tmp_path / "r.jsonl")
+    _write(store, 2)
+    with store.path.open("a") as fh:
+        fh.write(json.dumps({"schema": "workbench.run/0", "status": "ok"}) + "\n")
+    with pytest.raises(WorkbenchError, match=r"r.jsonl:3: record schema 'workbench.run/0'"):
+        store.load()
+    other = RecordStore(tmp_path / "s.jsonl")
+    _write(other, 2)
+    lines = other.path.read_text().split("\n")
+    other.path.write_text("\n".join([lines[0][:10], lines[1], ""]))
+    with pytest.raises(WorkbenchError, match="s.jsonl:1: not a JSON record"):
+        other.load()
+    with pytest.raises(WorkbenchError, match="not one of"):
+        store.append({"status": "exploded"})
+    assert set(STATUSES) == {"ok", "compile_error", "launch_error", "wrong_result", "timeout",
+                             "no_device"}
+
+
+def test_cli_run(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "workbench", "run", "--kernel", "axpy",
+                          "--sizes", "n=256", "--random-seed", "1", "--backend", "cpu",
+                          "--store", str(tmp_path / "r.jsonl"), "--json"],
+                         capture_output=True, text=True, check=True)
+    got = json.loads(out.stdout)
+    assert got["status"] == "ok" and got["target"] == "cpu_reference"
+    assert len(got["times_ns"]) >= 10 and got["median_ns"] > 0
+    assert len(load_records(tmp_path / "r.jsonl")) == 1
+    bad = subprocess.run([sys.executable, "-m", "workbench", "run", "--kernel", "axpy",
+                          "--sizes", "n=256", "--json", "--store", "none"],
+                         capture_output=True, text=True, check=False)
+    assert bad.returncode == 2 and "fixed candidate" in bad.stderr

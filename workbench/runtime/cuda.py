@@ -1,0 +1,145 @@
+"""The CUDA backend: the generated CUDA compiled with CuPy (NVRTC through
+`RawModule`), launched with the generated grid and block, timed with CUDA
+events after a warm-up, the L2 flushed between runs (a buffer twice the L2
+size is rewritten), every sample kept. cuBLAS (`cupy.matmul`) or a CuPy
+elementwise expression is the reference timing. Without CuPy or a GPU every
+candidate gets the `no_device` status and a message saying how to get one."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..codegen import generate
+from ..errors import WorkbenchError
+from .evaluator import TOLERANCE, Measurement, Reference, max_error
+
+NO_DEVICE = ("no CUDA device: install CuPy for your CUDA version (pip install cupy-cuda12x) "
+             "on a machine with an NVIDIA GPU, or use --backend cpu")
+
+
+def _cupy():
+    try:
+        import cupy
+    except ImportError:
+        return None
+    try:
+        return cupy if cupy.is_available() else None
+    except (RuntimeError, OSError):  # a broken driver install reads as no device
+        return None
+
+
+class CudaBackend:
+    name = "cuda"
+
+    def __init__(self):
+        self.cp = _cupy()
+        self.device, self.driver, self.target = "none", "", "h200"
+        if self.cp is not None:
+            props = self.cp.cuda.runtime.getDeviceProperties(0)
+            self.device = props["name"].decode()
+            self.driver = str(self.cp.cuda.runtime.driverGetVersion())
+            self.l2_bytes = int(props.get("l2CacheSize", 50 << 20))
+            self.target = _target_for(self.device)
+
+    def versions(self) -> dict:
+        if self.cp is None:
+            return {}
+        return {"cupy": self.cp.__version__,
+                "cuda_runtime": str(self.cp.cuda.runtime.runtimeGetVersion())}
+
+    def run(self, kernel, cands, samples: int, timeout_s: float, seed: int):
+        if self.cp is None:
+            return [Measurement("no_device", message=NO_DEVICE) for _ in cands], None
+        cp = self.cp
+        inputs = kernel.make_inputs(np.random.default_rng(seed))
+        expected = kernel.reference(inputs)
+        dev_in = {a.name: cp.asarray(inputs[a.name]) for a in kernel.inputs()}
+        dev_out = {a.name: cp.empty(a.length, cp.float32) for a in kernel.outputs()}
+        flush = cp.empty(2 * self.l2_bytes // 4, cp.float32)
+        results = []
+        for i, cand in enumerate(cands):
+            results.append(self._one(kernel, cand, f"wb_{i}", inputs, expected, dev_in,
+                                     dev_out, flush, samples, timeout_s))
+        ref = self._reference(kernel, inputs, flush, samples)
+        return results, ref
+
+    def _time(self, launch, flush, samples):
+        cp = self.cp
+        times = []
+        launch()  # warm-up
+        cp.cuda.Device().synchronize()
+        for _ in range(samples):
+            flush.fill(0)  # evict the L2: timings start from DRAM, as the bound assumes
+            start, stop = cp.cuda.Event(), cp.cuda.Event()
+            start.record()
+            launch()
+            stop.record()
+            stop.synchronize()
+            times.append(cp.cuda.get_elapsed_time(start, stop) * 1e6)
+        return times
+
+    def _one(self, kernel, cand, name, inputs, expected, dev_in, dev_out, flush, samples,
+             timeout_s):
+        cp = self.cp
+        try:
+            g = generate(cand, name)
+            fn = cp.RawModule(code=g.cuda, options=("--std=c++17",)).get_function(name)
+            extra = {"registers": fn.num_regs, "shared_bytes": fn.shared_size_bytes,
+                     "local_bytes": fn.local_size_bytes}
+        except (WorkbenchError, cp.cuda.compiler.CompileException) as exc:
+            return Measurement("compile_error", message=str(exc))
+        args = [dev_in[a.name] if a.role == "input" else dev_out[a.name]
+                for a in kernel.arrays() if not a.temporary]
+        args += [np.float32(inputs[s]) for s in kernel.scalars]
+        if g.launch["scratch_floats"]:
+            args.append(cp.empty(g.launch["scratch_floats"], cp.float32))
+
+        def launch():
+            fn(tuple(g.launch["grid"]), tuple(g.launch["block"]), tuple(args))
+        try:
+            for o in dev_out.values():
+                o.fill(np.nan)  # poisoned outputs
+            start, stop = cp.cuda.Event(), cp.cuda.Event()
+            start.record()
+            launch()
+            stop.record()
+            stop.synchronize()
+            first = cp.cuda.get_elapsed_time(start, stop) * 1e6
+        except self._cuda_errors() as exc:
+            return Measurement("launch_error", message=f"{type(exc).__name__}: {exc}",
+                               extra=extra)
+        err = max_error({k: cp.asnumpy(v) for k, v in dev_out.items()}, expected)
+        if not err < TOLERANCE:
+            return Measurement("wrong_result", [first], f"normwise relative error {err:.3g}",
+                               verified=False, extra=extra)
+        if first > timeout_s * 1e9:
+            return Measurement("timeout", [first], f"one run took {first / 1e9:.3g} s",
+                               verified=True, extra=extra)
+        try:
+            times = self._time(launch, flush, samples)
+        except self._cuda_errors() as exc:
+            return Measurement("launch_error", message=f"{type(exc).__name__}: {exc}",
+                               extra=extra)
+        return Measurement("ok", times, verified=True, extra=extra)
+
+    def _cuda_errors(self) -> tuple:
+        cp = self.cp
+        return (cp.cuda.driver.CUDADriverError, cp.cuda.runtime.CUDARuntimeError, ValueError,
+                TypeError)
+
+    def _reference(self, kernel, inputs, flush, samples):
+        cp = self.cp
+        dev = {k: (cp.asarray(v) if isinstance(v, np.ndarray) else v) for k, v in inputs.items()}
+        name = "cupy.matmul (cuBLAS)" if "C" in {a.name for a in kernel.outputs()} \
+            else "cupy elementwise"
+        return Reference(name, self._time(lambda: kernel.baseline(dev, cp), flush, samples))
+
+
+def _target_for(device: str) -> str:
+    """The target file the bound should use for this device: a calibrated
+    file named after it when one exists, else the datasheet table."""
+    from ..target import available_targets
+    slug = "".join(ch if ch.isalnum() else "_" for ch in device.lower()).strip("_")
+    if slug in available_targets():
+        return slug
+    return "h200" if ("H200" in device or "H100" in device) else slug or "h200"
