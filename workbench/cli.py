@@ -123,6 +123,12 @@ def main(argv=None) -> int:
     p.add_argument("--store", default=None,
                    help="JSON-lines record file (default data/runs/runs.jsonl); 'none': keep none")
 
+    p = sub.add_parser("calibrate", help="measure the GPU's bandwidths, FMA throughput and "
+                                         "latencies; write data/targets/<device>.json")
+    p.add_argument("--backend", choices=("cuda",), default="cuda")
+    p.add_argument("--out", default=None, help="folder for the target file")
+    p.add_argument("--json", action="store_true")
+
     p = sub.add_parser("check-space", help="parse and type-check a .space file")
     p.add_argument("path")
     p.add_argument("--json", action="store_true")
@@ -190,6 +196,10 @@ def main(argv=None) -> int:
             store = None if args.store == "none" else (args.store or "default")
             rec = evaluate([cand], args.backend, store=store, samples=args.samples)[0]
             _emit(summary(rec), args.json)
+        elif args.command == "calibrate":
+            from .runtime.calibrate import calibrate
+            path = calibrate(args.out)
+            _emit({"target": path.stem, "path": str(path)}, args.json)
         elif args.command == "check-space":
             sp = load_space(args.path)
             out = {"space": sp.name, "sets": len(sp.sets),

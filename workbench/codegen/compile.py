@@ -14,7 +14,16 @@ import numpy as np
 
 from ..errors import WorkbenchError
 
-C_PRELUDE = "#include <math.h>\n#include <stdlib.h>\n\n"
+C_PRELUDE = """#include <math.h>
+#include <stdlib.h>
+#ifdef _OPENMP
+#include <omp.h>
+void wb_set_threads(int n) { omp_set_num_threads(n); }
+#else
+void wb_set_threads(int n) { (void)n; }
+#endif
+
+"""
 
 
 class CompileError(WorkbenchError):
@@ -27,18 +36,45 @@ def _run(cmd, what) -> None:
         raise CompileError(f"{what} failed ({' '.join(cmd[:2])} ...):\n{got.stderr[-4000:]}")
 
 
-def compile_c(sources: list[str], workdir: str | None = None) -> ctypes.CDLL:
-    """Compile C functions into one shared library and load it."""
+def _cc() -> str:
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if cc is None:
         raise CompileError("no C compiler (cc/gcc) on PATH for the reference executor")
+    return cc
+
+
+_OPENMP: dict = {}
+
+
+def openmp_flag() -> str | None:
+    """-fopenmp when the C compiler supports it (checked once), else None."""
+    cc = _cc()
+    if cc not in _OPENMP:
+        d = Path(tempfile.mkdtemp(prefix="wb_omp_"))
+        (d / "t.c").write_text("#include <omp.h>\nint f(void) { return omp_get_max_threads(); }\n")
+        got = subprocess.run([cc, "-fopenmp", "-shared", "-fPIC", "-o", str(d / "t.so"),
+                              str(d / "t.c")], capture_output=True, check=False)
+        _OPENMP[cc] = "-fopenmp" if got.returncode == 0 else None
+    return _OPENMP[cc]
+
+
+def compile_c(sources: list[str], workdir: str | None = None,
+              openmp: bool = True) -> ctypes.CDLL:
+    """Compile C functions into one shared library and load it. With OpenMP
+    (where the compiler has it) block loops run in parallel; the library's
+    `wb_set_threads(n)` sets how many threads (one by default)."""
+    cc = _cc()
     d = Path(workdir or tempfile.mkdtemp(prefix="wb_c_"))
     src, lib = d / "ref.c", d / "ref.so"
     src.write_text(C_PRELUDE + "\n".join(sources))
+    omp = [openmp_flag()] if openmp and openmp_flag() else []
     # -ffp-contract=off: fmaf() is the only fused multiply-add, as on the GPU
-    _run([cc, "-O1", "-shared", "-fPIC", "-ffp-contract=off", "-o", str(lib), str(src), "-lm"],
-         "C compilation")
-    return ctypes.CDLL(str(lib))
+    _run([cc, "-O1", "-shared", "-fPIC", "-ffp-contract=off", *omp, "-o", str(lib), str(src),
+          "-lm"], "C compilation")
+    out = ctypes.CDLL(str(lib))
+    out.wb_set_threads.argtypes = [ctypes.c_int]
+    out.wb_set_threads(1)
+    return out
 
 
 def nvcc_path() -> str | None:

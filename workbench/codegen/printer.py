@@ -114,12 +114,33 @@ class Printer:
 
     def loop(self, lp, env, in_thread) -> None:
         v = f"i{lp.id}"
+        outer_block = lp.kind == "BLOCK" and lp.parent is self.impl.root
+        if outer_block:
+            # blocks are independent: with OpenMP they run on every core,
+            # each with its own variables and temporaries (declared inside)
+            self.line("#pragma omp parallel for schedule(static)")
         self.line(f"for (int {v} = 0; {v} < {lp.size}; ++{v}) {{  // {lp.kind} "
                   f"{', '.join(f'{d.name}:{d.label}' for d in lp.dims)}")
         self.depth += 1
+        if outer_block:
+            self.declare()
         self.walk(lp, {**env, lp.id: v}, in_thread or lp.kind == "THREAD")
+        if outer_block:
+            self.release()
         self.depth -= 1
         self.line("}")
+
+    def declare(self) -> None:
+        for owner, (_, n) in self.vars.items():
+            self.line(f"float* v_{owner} = (float*)calloc({max(n, 1)}, sizeof(float));")
+        for a, n in self.impl.temp_size.items():
+            self.line(f"float* {a} = (float*)calloc({max(n, 1)}, sizeof(float));")
+
+    def release(self) -> None:
+        for owner in self.vars:
+            self.line(f"free(v_{owner});")
+        for a in self.impl.temp_size:
+            self.line(f"free({a});")
 
     def instruction(self, inst, env, in_thread) -> None:
         self.line(self.statement(inst, env) + f"  // {inst.name}")
@@ -146,17 +167,15 @@ class Printer:
     def source(self) -> str:
         head = f"void {self.name}({', '.join(self.params())})"
         self.lines = [head + " {"]
-        for owner, (_, n) in self.vars.items():
-            self.line(f"float* v_{owner} = (float*)calloc({max(n, 1)}, sizeof(float));")
-        temps = list(self.impl.temp_size)
-        for a in temps:
-            self.line(f"float* {a} = (float*)calloc({max(self.impl.temp_size[a], 1)}, "
-                      "sizeof(float));")
+        # with block loops, storage is per block (declared inside the
+        # outermost one); without, once for the whole kernel
+        blocked = any(lp.kind == "BLOCK" for lp in self.impl.root.children
+                      if not isinstance(lp, Leaf))
+        if not blocked:
+            self.declare()
         self.walk(self.impl.root, {})
-        for owner in self.vars:
-            self.line(f"free(v_{owner});")
-        for a in temps:
-            self.line(f"free({a});")
+        if not blocked:
+            self.release()
         self.lines.append("}")
         return "\n".join(self.lines) + "\n"
 

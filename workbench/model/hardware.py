@@ -6,7 +6,7 @@ particular GPU."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import WorkbenchError
 from ..target import Target, load_target
@@ -53,7 +53,9 @@ class Hardware:
 _HW: dict[str, Hardware] = {}
 
 
-def hardware(target: str | Target) -> Hardware:
+def hardware(target: str | Target | Hardware) -> Hardware:
+    if isinstance(target, Hardware):
+        return target
     t = load_target(target)
     hw = _HW.get(t.name)
     if hw is not None:
@@ -90,3 +92,13 @@ def hardware(target: str | Target) -> Hardware:
                                  "positive numbers")
     _HW[t.name] = hw
     return hw
+
+
+def with_cores(hw: Hardware, cores: int) -> Hardware:
+    """A CPU table for `cores` cores running blocks in parallel: the
+    whole-machine resources scale, a block still runs on one core."""
+    if cores == hw.sms:
+        return hw
+    scale = cores / hw.sms
+    gpu = {r: v * scale for r, v in hw.resources["gpu"].items()}
+    return replace(hw, name=hw.name, sms=cores, resources={**hw.resources, "gpu": gpu})

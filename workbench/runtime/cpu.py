@@ -1,5 +1,6 @@
-"""The CPU backend: the reference executor (the generated C, every loop
-sequential) compiled with the system C compiler and timed with
+"""The CPU backend: the reference executor (the generated C: every loop
+sequential, the blocks spread over `threads` cores with OpenMP where the
+compiler has it) compiled with the system C compiler and timed with
 `perf_counter_ns`; numpy is the reference timing. Works on any machine, so a
 machine without a GPU still measures real implementations."""
 
@@ -15,14 +16,22 @@ import time
 import numpy as np
 
 from ..codegen import generate
-from ..codegen.compile import CompileError, compile_c
+from ..codegen.compile import CompileError, compile_c, openmp_flag
 from ..errors import WorkbenchError
+from ..model.hardware import hardware, with_cores
 from .evaluator import TOLERANCE, Measurement, Reference, max_error
 
 
 class CpuBackend:
     name = "cpu"
     target = "cpu_reference"  # the bound's description of this executor
+
+    def __init__(self, threads: int = 1):
+        if not isinstance(threads, int) or threads < 1:
+            raise WorkbenchError(f"threads must be a positive integer, got {threads!r}")
+        self.threads = threads
+        # the table describes one core; with more, blocks run on each
+        self.bound_target = with_cores(hardware(self.target), threads)
 
     @property
     def device(self) -> str:
@@ -37,7 +46,8 @@ class CpuBackend:
                                  check=False).stdout.splitlines()
         except OSError:
             out = []
-        return {"cc": out[0] if out else "unknown"}
+        return {"cc": out[0] if out else "unknown", "openmp": bool(openmp_flag()),
+                "threads": self.threads}
 
     def run(self, kernel, cands, samples: int, timeout_s: float, seed: int):
         rng = np.random.default_rng(seed)
@@ -60,6 +70,7 @@ class CpuBackend:
         for i, lib in libs.items():
             fn = getattr(lib, names[i])
             fn.restype = None
+            lib.wb_set_threads(self.threads)
             for o in outs.values():
                 o.fill(np.nan)  # poisoned: an element never written fails
             t0 = time.perf_counter_ns()

@@ -139,7 +139,7 @@ def _target_for(device: str) -> str:
     """The target file the bound should use for this device: a calibrated
     file named after it when one exists, else the datasheet table."""
     from ..target import available_targets
-    slug = "".join(ch if ch.isalnum() else "_" for ch in device.lower()).strip("_")
-    if slug in available_targets():
-        return slug
-    return "h200" if ("H200" in device or "H100" in device) else slug or "h200"
+    from .calibrate import slug
+    if slug(device) in available_targets():
+        return slug(device)
+    return "h200"

@@ -64,10 +64,10 @@ def max_error(got: dict, want: dict) -> float:
 TOLERANCE = 1e-4  # float32 sums: normwise relative error
 
 
-def get_backend(name: str):
+def get_backend(name: str, **options):
     if name == "cpu":
         from .cpu import CpuBackend
-        return CpuBackend()
+        return CpuBackend(**options)
     if name == "cuda":
         from .cuda import CudaBackend
         return CudaBackend()
@@ -110,7 +110,7 @@ def evaluate(cands, backend="cpu", store: RecordStore | str | None = "default",
             **{f"x_{k}": v for k, v in m.extra.items()},
         }
         try:
-            b = bound(cand, be.target)
+            b = bound(cand, getattr(be, "bound_target", be.target))
             rec["bound_ns"] = b.value_ns
             rec["bound_reason"] = b.justification.text
         except WorkbenchError as exc:
