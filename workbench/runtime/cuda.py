@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..codegen import generate
+from ..codegen.compile import CompileError, compile_cuda
 from ..errors import WorkbenchError
 from .evaluator import TOLERANCE, Measurement, Reference, max_error
 
@@ -83,10 +84,10 @@ class CudaBackend:
         cp = self.cp
         try:
             g = generate(cand, name)
-            fn = cp.RawModule(code=g.cuda, options=("--std=c++17",)).get_function(name)
+            fn = self._module(g.cuda).get_function(name)
             extra = {"registers": fn.num_regs, "shared_bytes": fn.shared_size_bytes,
                      "local_bytes": fn.local_size_bytes}
-        except (WorkbenchError, cp.cuda.compiler.CompileException) as exc:
+        except (WorkbenchError, CompileError, cp.cuda.compiler.CompileException) as exc:
             return Measurement("compile_error", message=str(exc))
         args = [dev_in[a.name] if a.role == "input" else dev_out[a.name]
                 for a in kernel.arrays() if not a.temporary]
@@ -121,6 +122,18 @@ class CudaBackend:
             return Measurement("launch_error", message=f"{type(exc).__name__}: {exc}",
                                extra=extra)
         return Measurement("ok", times, verified=True, extra=extra)
+
+    def _module(self, code: str):
+        """NVRTC through CuPy; where NVRTC cannot be loaded, nvcc to PTX."""
+        cp = self.cp
+        try:
+            return cp.RawModule(code=code, options=("--std=c++17",))
+        except (OSError, RuntimeError) as exc:
+            if isinstance(exc, cp.cuda.compiler.CompileException):
+                raise
+            cc = cp.cuda.Device().compute_capability
+            ptx = compile_cuda([code], arch=f"sm_{cc}", jobs=1)[0]
+            return cp.RawModule(path=str(ptx))
 
     def _cuda_errors(self) -> tuple:
         cp = self.cp
