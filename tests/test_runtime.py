@@ -10,7 +10,7 @@ import sys
 import warnings
 
 import pytest
-from gpu_cases import SMALL, build, fixed_candidates
+from gpu_cases import SMALL, build, cpu_records, fixed_candidates
 
 import workbench as wb
 from workbench.errors import WorkbenchError
@@ -22,13 +22,14 @@ N_RUN = 100  # of the 200 fixed candidates per kernel test_codegen draws
 
 @pytest.mark.parametrize("name", sorted(SMALL))
 def test_cpu_runs_verifies_and_records(name, tmp_path):
-    kernel = build(name)  # one kernel: evaluate takes candidates of one kernel per call
-    cands = [wb.Candidate.replay(kernel, json.loads(text)["trail"])
-             for _, text, *_ in fixed_candidates(name, 200)[:N_RUN]]
-    store = RecordStore(tmp_path / "runs.jsonl")
-    recs = evaluate(cands, "cpu", store=store)
+    """100 of the random fixed candidates test_codegen draws, evaluated on the
+    CPU backend in the processes that drew them (tests/gpu_cases.py)."""
+    drawn = fixed_candidates(name, 200)[:N_RUN]
+    recs = cpu_records(name, 200)[:N_RUN]
     bad = [(r["status"], r["message"][:200]) for r in recs if r["status"] != "ok"]
     assert not bad, bad[:3]
+    store = RecordStore(tmp_path / "runs.jsonl")
+    store.append(recs)
     df = store.load()
     assert len(df) == N_RUN
     assert (df["verified"] == True).all()
@@ -37,7 +38,9 @@ def test_cpu_runs_verifies_and_records(name, tmp_path):
     assert (df["ratio_to_reference"] > 0).all()
     assert (df["target"] == "cpu_reference").all()
     assert (df["bound_ns"] <= df["times_ns"].map(min)).all()  # the bound holds per sample
-    assert set(df["kernel"]) == {kernel.name}
+    assert set(df["kernel"]) == {build(name).name}
+    for (_, text, *_), digest in zip(drawn, df["digest"], strict=True):
+        assert json.loads(text)["digest"] == digest  # records are in the drawn order
     replayed = wb.Candidate.replay(build(name), df["trail"].iloc[0])
     assert replayed.digest() == df["digest"].iloc[0]
 
