@@ -55,6 +55,15 @@ def load_candidate(args) -> Candidate:
     return root
 
 
+def load_fixed(args) -> Candidate:
+    """The --trail candidate, its open choices fixed by a random descent when
+    --random-seed is given."""
+    cand = load_candidate(args)
+    if not cand.is_fixed and args.random_seed is not None:
+        cand = descent.random_fixed(cand, random.Random(args.random_seed))
+    return cand
+
+
 def space_stats(root: Candidate, descents: int, seed: int) -> dict:
     """Random descents (thesis Tables 4.3 and 6.1), see `workbench.descent`."""
     out = descent.space_stats(root, descents, seed)
@@ -87,6 +96,12 @@ def main(argv=None) -> int:
                        help="decision space (.space name or path); default: the kernel's")
         p.add_argument("--json", action="store_true", help="print one JSON object")
 
+    def trail_args(p, random_seed: bool = False):
+        p.add_argument("--trail", help="JSON file written by Candidate.to_json()")
+        if random_seed:
+            p.add_argument("--random-seed", type=int, default=None,
+                           help="fix the open choices by a random descent with this seed")
+
     p = sub.add_parser("space-stats", help="dead-end probability and depth of random descents")
     kernel_args(p)
     p.add_argument("--descents", type=int, default=100)
@@ -94,19 +109,17 @@ def main(argv=None) -> int:
 
     p = sub.add_parser("choices", help="open choices of a candidate (root or --trail)")
     kernel_args(p)
-    p.add_argument("--trail", help="JSON file written by Candidate.to_json()")
+    trail_args(p)
 
     p = sub.add_parser("codegen", help="CUDA C, reference C and launch configuration of a "
                                        "fixed candidate (--trail, or --random-seed)")
     kernel_args(p)
-    p.add_argument("--trail", help="JSON file written by Candidate.to_json()")
-    p.add_argument("--random-seed", type=int, default=None,
-                   help="fix the open choices by a random descent with this seed")
+    trail_args(p, random_seed=True)
 
     p = sub.add_parser("bound", help="lower bound on the run time of every implementation of "
                                      "a candidate, with its justification tree")
     kernel_args(p)
-    p.add_argument("--trail", help="JSON file written by Candidate.to_json()")
+    trail_args(p)
     p.add_argument("--target", default=None,
                    help="hardware target (a file of data/targets); default: the kernel's")
     p.add_argument("--lookahead", default=None, metavar="CHOICE:OBJ,OBJ",
@@ -115,9 +128,7 @@ def main(argv=None) -> int:
     p = sub.add_parser("run", help="measure a fixed candidate (--trail, or --random-seed) on "
                                    "a backend; the record goes to the store")
     kernel_args(p)
-    p.add_argument("--trail", help="JSON file written by Candidate.to_json()")
-    p.add_argument("--random-seed", type=int, default=None,
-                   help="fix the open choices by a random descent with this seed")
+    trail_args(p, random_seed=True)
     p.add_argument("--backend", choices=("cpu", "cuda"), default="cpu")
     p.add_argument("--samples", type=int, default=10)
     p.add_argument("--store", default=None,
@@ -156,9 +167,7 @@ def main(argv=None) -> int:
                     print(f"{c['name']}({', '.join(c['objects'])}): {' | '.join(c['values'])}")
         elif args.command == "codegen":
             from .codegen import generate
-            cand = load_candidate(args)
-            if not cand.is_fixed and args.random_seed is not None:
-                cand = descent.random_fixed(cand, random.Random(args.random_seed))
+            cand = load_fixed(args)
             g = generate(cand, "kernel")
             if args.json:
                 print(json.dumps({"cuda": g.cuda, "c": g.c, "launch": g.launch,
@@ -187,9 +196,7 @@ def main(argv=None) -> int:
                           f"{'dead end' if ns is None else f'{ns:,.0f} ns'}")
         elif args.command == "run":
             from .runtime import evaluate, summary
-            cand = load_candidate(args)
-            if not cand.is_fixed and args.random_seed is not None:
-                cand = descent.random_fixed(cand, random.Random(args.random_seed))
+            cand = load_fixed(args)
             if not cand.is_fixed:
                 raise WorkbenchError(f"run needs a fixed candidate: {cand.open_count()} choices "
                                      "are open (give a complete --trail or --random-seed)")

@@ -21,6 +21,7 @@ candidate (thesis ch. 5), instantiated for the GPU space.
 
 from __future__ import annotations
 
+import functools
 import graphlib
 import math
 from dataclasses import dataclass, field
@@ -215,9 +216,11 @@ class _Model:
         return best, node, others
 
     # ------------------------------------------------- single thread
+    @functools.cached_property
     def deps(self):
         """(src, dst, cycles) point-to-point, initialisation and memory
-        dependencies; and {inst: chain length} of reductions."""
+        dependencies; and {inst: chain length} of reductions (used by the
+        thread chain and by every loop's chain)."""
         edges, chains = [], {}
         by_name = {i.name: i for i in self.insts}
         for b in self.insts:
@@ -252,7 +255,7 @@ class _Model:
         return {n: k for k, n in enumerate(ts.static_order())}
 
     def thread_chain(self) -> Justification:
-        edges, chains = self.deps()
+        edges, chains = self.deps
         by_name = {i.name: i for i in self.insts}
         weight = {n: (r - 1) * self.latency(by_name[n]) for n, r in chains.items()}
         # the last reduction step reaches its consumer through an edge; a
@@ -269,7 +272,7 @@ class _Model:
         dependencies its body carries within the iteration (in-order issue;
         LOOP dims are printed with `#pragma unroll 1`)."""
         f = self.f
-        edges, chains = self.deps()
+        edges, chains = self.deps
         out = []
         for d in self.k.dims():
             if f.kinds(d) != {"LOOP"}:

@@ -43,9 +43,11 @@ class RecordStore:
     def _set_aside_truncated_tail(self) -> None:
         if not self.path.exists() or self.path.stat().st_size == 0:
             return
+        with self.path.open("rb") as fh:  # a complete file ends in a newline: one byte read
+            fh.seek(-1, os.SEEK_END)
+            if fh.read(1) == b"\n":
+                return
         data = self.path.read_bytes()
-        if data.endswith(b"\n"):
-            return
         cut = data.rfind(b"\n") + 1
         aside = self.path.with_suffix(self.path.suffix + ".truncated")
         with aside.open("ab") as fh:
