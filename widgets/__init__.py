@@ -8,5 +8,6 @@ first view the teaching notebook uses: the domain table of a candidate.
 from __future__ import annotations
 
 from .domains import domain_table_html, show_domains
+from .search_view import SearchProgress, run_live
 
-__all__ = ["domain_table_html", "show_domains"]
+__all__ = ["SearchProgress", "domain_table_html", "run_live", "show_domains"]

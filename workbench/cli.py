@@ -140,6 +140,38 @@ def main(argv=None) -> int:
     p.add_argument("--out", default=None, help="folder for the target file")
     p.add_argument("--json", action="store_true")
 
+    p = sub.add_parser("search", help="TAG-MCTS search with bound pruning from the root or a "
+                                      "--trail candidate; every evaluation goes to the store")
+    kernel_args(p)
+    trail_args(p)
+    p.add_argument("--backend", choices=("cpu", "cuda"), default="cpu")
+    p.add_argument("--budget", type=int, default=200, help="evaluations (default 200)")
+    p.add_argument("--time", type=float, default=None, help="time limit in seconds")
+    p.add_argument("--workers", type=int, default=None,
+                   help="dask LocalCluster workers (default: one per core; 0: this process)")
+    p.add_argument("--scheduler", default=None, help="address of an existing dask scheduler")
+    p.add_argument("--policy", choices=("tag", "uct"), default="tag")
+    p.add_argument("--order", choices=("thesis", "reverse", "dynamic"), default="thesis")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--samples", type=int, default=10)
+    p.add_argument("--store", default=None,
+                   help="JSON-lines record file (default data/runs/runs.jsonl)")
+    p.add_argument("--resume", default=None, metavar="SEARCH_ID",
+                   help="continue a search from its records in the store")
+    p.add_argument("--out", default=None, help="write the best candidate (JSON) here")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+
+    p = sub.add_parser("reproduce-search", help="thesis Tables 6.1 and 6.3 and the §6.3.3 "
+                                                "order experiment, beside the thesis figures")
+    p.add_argument("--tables", default="6.1,6.3,order")
+    p.add_argument("--kernels", default=None,
+                   help="comma-separated labels (default all: axpy, matmul 256, ...)")
+    p.add_argument("--probes", type=int, default=200, help="Knuth probes per estimate")
+    p.add_argument("--chen-probes", type=int, default=0, help="Chen probes (slow) per kernel")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default=None, help="also write the result as JSON here")
+    p.add_argument("--json", action="store_true")
+
     p = sub.add_parser("check-space", help="parse and type-check a .space file")
     p.add_argument("path")
     p.add_argument("--json", action="store_true")
@@ -207,6 +239,21 @@ def main(argv=None) -> int:
             from .runtime.calibrate import calibrate
             path = calibrate(args.out)
             _emit({"target": path.stem, "path": str(path)}, args.json)
+        elif args.command == "search":
+            _search(args)
+        elif args.command == "reproduce-search":
+            from .search import thesis
+            labels = ([x.strip() for x in args.kernels.split(",")] if args.kernels
+                      else list(thesis.KERNELS))
+            unknown = [x for x in labels if x not in thesis.KERNELS]
+            if unknown:
+                raise WorkbenchError(f"unknown kernel label(s) {unknown}; known: "
+                                     f"{', '.join(thesis.KERNELS)}")
+            out = thesis.reproduce(tuple(args.tables.split(",")), tuple(labels), args.probes,
+                                   args.chen_probes, args.seed)
+            if args.out:
+                Path(args.out).write_text(json.dumps(out, indent=1))
+            print(json.dumps(out) if args.json else thesis.render(out))
         elif args.command == "check-space":
             sp = load_space(args.path)
             out = {"space": sp.name, "sets": len(sp.sets),
@@ -217,6 +264,43 @@ def main(argv=None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def _search(args) -> None:
+    import os
+
+    from .search import Search
+    start = load_candidate(args)
+    client = None
+    if args.scheduler:
+        from distributed import Client
+        client = Client(args.scheduler)
+    workers = (os.cpu_count() or 1) if args.workers is None else args.workers
+    bar = None
+
+    def progress(ev):
+        if bar is not None:
+            bar.update(1)
+            if ev["best_ns"]:
+                bar.set_postfix(best=f"{ev['best_ns'] / 1e3:,.1f}us", refresh=False)
+    s = Search(start, args.backend, budget=args.budget, time_s=args.time, policy=args.policy,
+               order=args.order, workers=workers, client=client,
+               store=args.store or "default", resume=args.resume, seed=args.seed,
+               samples=args.samples, callbacks=[progress])
+    if not args.no_progress:
+        from tqdm import tqdm
+        bar = tqdm(total=args.budget, initial=s.evaluations, file=sys.stderr, unit="eval",
+                   desc=args.kernel)
+    try:
+        out = s.run()
+    finally:
+        if bar is not None:
+            bar.close()
+    best = s.best_candidate()
+    if args.out and best is not None:
+        Path(args.out).write_text(best.to_json())
+        out["out"] = args.out
+    _emit(out, args.json)
 
 
 __all__ = ["main", "parse_sizes", "space_stats"]

@@ -72,7 +72,14 @@ class Bound:
 def bound(cand, target=None, parent: Bound | None = None, override: dict | None = None
           ) -> Bound:
     """Lower bound of `cand` on `target` (a data/targets name; default: the
-    kernel's). With `parent`, the value never drops below the parent's."""
+    kernel's). With `parent`, the value never drops below the parent's.
+    A basic-block candidate gets the chapter-2 schedule bound (in cycles)."""
+    if getattr(cand.kernel, "space", None) == "basic_block":
+        from .schedule import schedule_bound
+        b = schedule_bound(cand)
+        if parent is not None and b.raw_ns < parent.value_ns:
+            b.value_ns = parent.value_ns
+        return b
     f = Facts(cand, override)  # refuses kernels outside the GPU space first
     hw = hardware(target if target is not None else cand.kernel.target.name)
     m = _Model(f, hw)

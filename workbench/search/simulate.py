@@ -1,0 +1,162 @@
+"""Monte-Carlo descents (thesis §6.1.2) and the unit of work a search hands
+to a worker: replay a node's trail, descend to a fixed candidate, measure it.
+
+A descent picks each child with probability ∝ max(T − b, 0) (eq. 6.2), T
+the best measured time and b the child's bound, so branches that cannot
+beat the best are never taken and the others in proportion to what they
+could gain. Before the first measurement every child is equally likely.
+
+Work travels as plain data (kernel spec, trail, numbers) so that a
+`dask.distributed` worker in another process can run it; each process keeps
+one root candidate per kernel, so replays share its propagation caches.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import socket
+import time
+
+from ..candidate import Candidate
+from ..errors import DeadEnd, WorkbenchError
+from .orders import choice_order
+from .tree import model_weights, weighted_pick
+
+_ROOTS: dict = {}
+_BACKENDS: dict = {}
+
+
+def _key(spec: dict, space: str) -> str:
+    return json.dumps(spec, sort_keys=True) + "|" + space
+
+
+def register_root(cand: Candidate) -> tuple[dict, str]:
+    """Make this process replay trails of `cand`'s kernel on `cand`'s root (so
+    candidates the search returns share the caller's kernel)."""
+    kernel = cand.problem.root_problem.kernel
+    spec, space = kernel.spec(), cand.space.name.removesuffix(".space")
+    _ROOTS.setdefault(_key(spec, space), Candidate.root(kernel, space))
+    return spec, space
+
+
+def root_for(spec: dict, space: str) -> Candidate:
+    key = _key(spec, space)
+    root = _ROOTS.get(key)
+    if root is None:
+        from .. import kernels
+        root = _ROOTS[key] = Candidate.root(kernels.from_spec(spec), space)
+    return root
+
+
+def backend_for(name: str, options: dict):
+    from ..runtime.evaluator import get_backend
+    key = (name, json.dumps(options, sort_keys=True))
+    if key not in _BACKENDS:
+        _BACKENDS[key] = get_backend(name, **options)
+    return _BACKENDS[key]
+
+
+def bound_target(backend) -> object:
+    return getattr(backend, "bound_target", backend.target)
+
+
+def rollout(start: Candidate, order, bound_fn, best_ns: float, rng: random.Random,
+            start_bound: float = 0.0):
+    """One descent from `start` to a fixed candidate. Returns (fixed, cause,
+    depth, dead_ends); fixed is None when every child of some choice was cut
+    (cause "constraints" or "model")."""
+    cand, b, depth, dead = start, start_bound, 0, 0
+    measured = math.isfinite(best_ns)
+    while not cand.is_fixed:
+        ch = order.next(cand)
+        values = list(ch.values)
+        if not measured:  # uniform: try values at random until one propagates
+            while True:
+                if not values:
+                    return None, "constraints", depth, dead
+                v = values.pop(rng.randrange(len(values)))
+                try:
+                    cand = cand.apply(ch.name, ch.objects, v)
+                    break
+                except DeadEnd:
+                    dead += 1
+            depth += 1
+            continue
+        kids, bounds = [], []
+        for v in values:
+            try:
+                kid = cand.apply(ch.name, ch.objects, v)
+            except DeadEnd:
+                dead += 1
+                continue
+            kids.append(kid)
+            bounds.append(max(bound_fn(kid), b))
+        if not kids:
+            return None, "constraints", depth, dead
+        i = weighted_pick(range(len(kids)), model_weights(bounds, best_ns), rng)
+        if i is None:
+            return None, "model", depth, dead
+        cand, b = kids[i], bounds[i]
+        depth += 1
+    return cand, None, depth, dead
+
+
+def simulate(task: dict) -> dict:
+    """Replay `task["trail"]`, descend (up to `attempts` times) and, unless
+    `task["evaluate"]` is false, measure the fixed candidate on the task's
+    backend. Never raises for a failed kernel: that is the record's status."""
+    from ..model import bound
+    from ..runtime.evaluator import evaluate
+    t0 = time.perf_counter()
+    root = root_for(task["kernel"], task["space"])
+    start = Candidate.replay(root.problem.root_problem.kernel, task["trail"], task["space"])
+    backend = backend_for(task["backend"], task.get("backend_options", {}))
+    target = bound_target(backend)
+    order = choice_order(task.get("order")).rollout
+    rng = random.Random(task["seed"])
+    best = task.get("best_ns", math.inf)
+    best = math.inf if best is None else best
+
+    def bound_fn(c):
+        return bound(c, target).value_ns
+    fixed, cause, depth, dead = None, None, 0, 0
+    for _ in range(task.get("attempts", 4)):
+        fixed, cause, depth, d = rollout(start, order, bound_fn, best, rng,
+                                         task.get("start_bound_ns", 0.0))
+        dead += d
+        if fixed is not None:
+            break
+    out = {"cause": cause, "depth": depth, "dead_ends": dead, "record": None, "trail": None,
+           "worker": f"{socket.gethostname()}:{os.getpid()}",
+           "rollout_s": time.perf_counter() - t0, "eval_s": 0.0}
+    if fixed is None:
+        return out
+    out["trail"] = [d.to_dict() for d in fixed.trail]
+    if task.get("evaluate", True):
+        t1 = time.perf_counter()
+        out["record"] = evaluate([fixed], backend, store=None, samples=task.get("samples", 10),
+                                 timeout_s=task.get("timeout_s", 10.0),
+                                 seed=task.get("data_seed", 0))[0]
+        out["eval_s"] = time.perf_counter() - t1
+    return out
+
+
+def evaluate_trail(task: dict) -> dict:
+    """Replay a fixed trail and measure it (a worker's evaluation alone)."""
+    from ..runtime.evaluator import evaluate
+    root = root_for(task["kernel"], task["space"])
+    cand = Candidate.replay(root.problem.root_problem.kernel, task["trail"], task["space"])
+    if not cand.is_fixed:
+        raise WorkbenchError("evaluate_trail needs the trail of a fixed candidate")
+    backend = backend_for(task["backend"], task.get("backend_options", {}))
+    t0 = time.perf_counter()
+    rec = evaluate([cand], backend, store=None, samples=task.get("samples", 10),
+                   timeout_s=task.get("timeout_s", 10.0), seed=task.get("data_seed", 0))[0]
+    return {"record": rec, "eval_s": time.perf_counter() - t0,
+            "worker": f"{socket.gethostname()}:{os.getpid()}"}
+
+
+__all__ = ["backend_for", "evaluate_trail", "register_root", "rollout", "root_for", "simulate"]

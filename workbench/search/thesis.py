@@ -1,0 +1,198 @@
+"""Reproducing the thesis's chapter-6 tables on our decision space.
+
+- Table 6.1: space size (Knuth and Chen estimates) and mean depth.
+- Table 6.3: implementations and nodes at depth 10 before and after cutting
+  the nodes of the first 10 levels whose bound reaches the best run time.
+- §6.3.3: the same pruning ratio with the thesis's choice order and with its
+  reverse, each at the first depth holding ≥ 10^5 nodes.
+
+The cut threshold is the thesis's own best run time (Table 6.2, Quadro K4000)
+and the bound is computed on our `kepler_k4000` target, so that both sides
+of the comparison describe the same GPU. Our space is not Telamon's (see
+DESIGN.md and the space file), so sizes differ; the printout puts the thesis
+figures beside ours.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from ..candidate import Candidate
+from ..cli import build_kernel
+from .estimate import Estimate, chen, knuth, mean_depth, nodes_at, space_size
+
+# label → (builder, sizes)
+KERNELS = {
+    "axpy": ("axpy", {"n": 2 ** 26}),
+    "matmul 256": ("matmul", {"m": 256, "n": 256, "k": 32}),
+    "matmul 1024": ("matmul", {"m": 1024, "n": 1024, "k": 1024}),
+    "strided matmul": ("strided_matmul", {"m": 1024, "n": 1024, "k": 1024, "stride": 32}),
+    "batched matmul": ("batched_matmul", {"b": 512, "m": 32, "n": 32, "k": 64}),
+    "reuse matmul": ("reuse_matmul", {"b": 512, "m": 32, "n": 32, "k": 64}),
+}
+
+# Table 6.1: size ± ci, depth ± ci
+THESIS_6_1 = {
+    "axpy": (1.1e11, 1.7e10, 21.9, 0.1),
+    "matmul 256": (1.83e21, 3.3e20, 41.0, 0.1),
+    "matmul 1024": (3.5e21, 1.8e21, 41.0, 0.1),
+    "strided matmul": (6.0e20, 2.0e20, 40.9, 0.1),
+    "batched matmul": (2.5e28, 1.3e28, 57.4, 0.2),
+    "reuse matmul": (7.1e25, 4.5e25, 56.2, 0.2),
+}
+# Table 6.2: average best run time (ns) and the reference
+THESIS_6_2 = {
+    "axpy": (7.06e6, 9.16e6), "matmul 256": (29.4e3, 77.4e3),
+    "matmul 1024": (4.34e6, 3.71e6), "strided matmul": (10.1e6, 637e6),
+    "batched matmul": (578e3, 400e3), "reuse matmul": (557e3, 396e3),
+}
+# Table 6.3: implementations before, after, ratio; nodes at depth 10 before, after, ratio
+THESIS_6_3 = {
+    "axpy": (1.1e11, 2.9e7, 3793, 86587, 121, 715),
+    "matmul 256": (1.83e21, 3.5e18, 523, 134060, 20126, 6.7),
+    "matmul 1024": (3.5e21, 9.5e17, 3884, 161980, 6738, 24),
+    "strided matmul": (6.0e20, 8.1e17, 740, 142780, 9512, 15),
+    "batched matmul": (2.5e28, None, None, 344464, 1946, 177),
+    "reuse matmul": (7.1e25, None, None, 69805, 43402, 1.6),
+}
+# §6.3.3 on matmul 1024: depth, nodes there, reduction by the model
+THESIS_ORDER_EXPERIMENT = {"thesis": (10, 1.6e5, 24.0), "reverse": (16, 1.1e5, 1.8)}
+
+
+def root_of(label: str, target: str = "kepler_k4000") -> Candidate:
+    builder, sizes = KERNELS[label]
+    return Candidate.root(build_kernel(builder, {**sizes, "target": target}))
+
+
+def _bound_fn(target: str):
+    from ..model import bound
+
+    def f(c):
+        return bound(c, target).value_ns
+    return f
+
+
+def _ratio(a: Estimate, b: Estimate) -> float | None:
+    return a.value / b.value if b.value > 0 else None
+
+
+def table_6_1(labels=tuple(KERNELS), probes: int = 200, chen_probes: int = 5,
+              seed: int = 0) -> list[dict]:
+    rows = []
+    for label in labels:
+        t0 = time.perf_counter()
+        root = root_of(label)
+        ps = knuth(root, probes, seed)
+        row = {"kernel": label, "knuth_size": space_size(ps).to_dict(),
+               "depth": mean_depth(ps).to_dict(),
+               "dead_end_probability": sum(not p.fixed for p in ps) / len(ps),
+               "thesis": dict(zip(("size", "size_ci95", "depth", "depth_ci95"),
+                                  THESIS_6_1[label]))}
+        if chen_probes:
+            row["chen_size"] = chen(root, chen_probes, seed).to_dict()
+        row["elapsed_s"] = time.perf_counter() - t0
+        rows.append(row)
+    return rows
+
+
+def table_6_3(labels=tuple(KERNELS), probes: int = 200, depth: int = 10, seed: int = 0,
+              target: str = "kepler_k4000", thresholds: dict | None = None) -> list[dict]:
+    rows = []
+    for label in labels:
+        t0 = time.perf_counter()
+        threshold = (thresholds or {}).get(label, THESIS_6_2[label][0])
+        root = root_of(label, target)
+        ps = knuth(root, probes, seed, bound_fn=_bound_fn(target), threshold=threshold,
+                   prune_depth=depth)
+        before, after = space_size(ps), space_size(ps, prune_depth=depth)
+        nb, na = nodes_at(ps, depth), nodes_at(ps, depth, prune=True)
+        t = THESIS_6_3[label]
+        rows.append({"kernel": label, "threshold_ns": threshold, "target": target,
+                     "depth": depth, "implementations_before": before.to_dict(),
+                     "implementations_after": after.to_dict(), "ratio": _ratio(before, after),
+                     "nodes_before": nb.to_dict(), "nodes_after": na.to_dict(),
+                     "nodes_ratio": _ratio(nb, na),
+                     "thesis": dict(zip(("before", "after", "ratio", "nodes_before",
+                                         "nodes_after", "nodes_ratio"), t)),
+                     "elapsed_s": time.perf_counter() - t0})
+    return rows
+
+
+def order_experiment(label: str = "matmul 1024", probes: int = 200, seed: int = 0,
+                     target: str = "kepler_k4000", min_nodes: float = 1e5,
+                     max_depth: int = 40) -> list[dict]:
+    threshold = THESIS_6_2[label][0]
+    rows = []
+    for order in ("thesis", "reverse"):
+        t0 = time.perf_counter()
+        root = root_of(label, target)
+        ps = knuth(root, probes, seed, order=order, bound_fn=_bound_fn(target),
+                   threshold=threshold, prune_depth=max_depth)
+        depth = next((d for d in range(1, max_depth + 1)
+                      if nodes_at(ps, d).value >= min_nodes), max_depth)
+        nb, na = nodes_at(ps, depth), nodes_at(ps, depth, prune=True)
+        t = THESIS_ORDER_EXPERIMENT[order]
+        rows.append({"kernel": label, "order": order, "depth": depth,
+                     "nodes_before": nb.to_dict(), "nodes_after": na.to_dict(),
+                     "reduction": _ratio(nb, na), "threshold_ns": threshold,
+                     "thesis": {"depth": t[0], "nodes": t[1], "reduction": t[2]},
+                     "elapsed_s": time.perf_counter() - t0})
+    return rows
+
+
+def _fmt(x) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    return f"{x:.2e}" if abs(x) >= 1e4 else f"{x:.1f}"
+
+
+def _est(d: dict) -> str:
+    return f"{_fmt(d['value'])} ± {_fmt(d['ci95'])}"
+
+
+def render(result: dict) -> str:
+    """Plain-text tables, ours beside the thesis's."""
+    out = []
+    if "table_6_1" in result:
+        out.append("Table 6.1 — space size and depth (ours | thesis)")
+        for r in result["table_6_1"]:
+            th = r["thesis"]
+            chen_s = _est(r["chen_size"]) if "chen_size" in r else "—"
+            out.append(f"  {r['kernel']:<15} Knuth {_est(r['knuth_size']):<22} Chen {chen_s:<22}"
+                       f" depth {_est(r['depth']):<12} | {_fmt(th['size'])} ± "
+                       f"{_fmt(th['size_ci95'])}, depth {th['depth']} ± {th['depth_ci95']}")
+    if "table_6_3" in result:
+        out.append("Table 6.3 — pruning the first 10 levels (ours | thesis)")
+        for r in result["table_6_3"]:
+            th = r["thesis"]
+            out.append(f"  {r['kernel']:<15} impl {_est(r['implementations_before'])} → "
+                       f"{_est(r['implementations_after'])} (×{_fmt(r['ratio'])}); nodes@"
+                       f"{r['depth']} {_est(r['nodes_before'])} → {_est(r['nodes_after'])} "
+                       f"(×{_fmt(r['nodes_ratio'])}) | impl ×{_fmt(th['ratio'])}, nodes "
+                       f"{_fmt(th['nodes_before'])} → {_fmt(th['nodes_after'])} "
+                       f"(×{_fmt(th['nodes_ratio'])})")
+    if "order" in result:
+        out.append("§6.3.3 — choice order, matmul 1024 (ours | thesis)")
+        for r in result["order"]:
+            th = r["thesis"]
+            out.append(f"  {r['order']:<8} depth {r['depth']}: {_est(r['nodes_before'])} nodes, "
+                       f"model cuts ×{_fmt(r['reduction'])} | depth {th['depth']}: "
+                       f"{_fmt(th['nodes'])} nodes, ×{th['reduction']}")
+    return "\n".join(out)
+
+
+def reproduce(tables=("6.1", "6.3", "order"), labels=tuple(KERNELS), probes: int = 200,
+              chen_probes: int = 5, seed: int = 0) -> dict:
+    result: dict = {"probes": probes, "seed": seed}
+    if "6.1" in tables:
+        result["table_6_1"] = table_6_1(labels, probes, chen_probes, seed)
+    if "6.3" in tables:
+        result["table_6_3"] = table_6_3(labels, probes, seed=seed)
+    if "order" in tables:
+        result["order"] = order_experiment(probes=probes, seed=seed)
+    return result
+
+
+__all__ = ["KERNELS", "THESIS_6_1", "THESIS_6_2", "THESIS_6_3", "order_experiment", "render",
+           "reproduce", "table_6_1", "table_6_3"]

@@ -1,0 +1,174 @@
+"""The search tree of TAG-MCTS (thesis §6.1): nodes are candidates, an
+expanded node branches on one open choice (one child per remaining value),
+and every node keeps the statistics its tree policy reads.
+
+Cuts are recorded with their cause:
+- `constraints`: applying the value ran propagation into a dead end;
+- `model`: the child's lower bound is at or above the best measured time,
+  so nothing below it can improve on the best (checked again whenever the
+  best improves);
+- `backtrack`: everything below the node was cut or evaluated already.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import random
+from dataclasses import dataclass, field
+
+from ..candidate import Candidate, Choice
+from ..errors import DeadEnd, WorkbenchError
+
+CAUSES = ("constraints", "model", "backtrack")
+
+
+@dataclass(eq=False)
+class Node:
+    cand: Candidate
+    bound_ns: float
+    parent: Node | None = None
+    value: str | None = None  # the parent's choice value leading here
+    choice: Choice | None = None  # what this node branches on, once expanded
+    children: list | None = None
+    visits: int = 0
+    top: list = field(default_factory=list)  # K best (time, child index or -1) below
+    reward: float = 0.0  # UCT: sum of rewards
+    cut: str | None = None
+    evaluated: bool = False  # a fixed node that was measured
+
+    @property
+    def depth(self) -> int:
+        return 0 if self.parent is None else self.parent.depth + 1
+
+    def decisions(self) -> list:
+        """(choice, objects, value) from the search root down to this node."""
+        out, n = [], self
+        while n.parent is not None:
+            out.append((n.parent.choice.name, n.parent.choice.objects, n.value))
+            n = n.parent
+        return out[::-1]
+
+    def path(self) -> list:
+        out, n = [], self
+        while n is not None:
+            out.append(n)
+            n = n.parent
+        return out[::-1]
+
+
+def weighted_pick(items, weights, rng: random.Random):
+    """Eq. 6.2: pick with probability ∝ weight; None when all weights are 0."""
+    total = sum(weights)
+    if total <= 0:
+        return None
+    x = rng.random() * total
+    for item, w in zip(items, weights):
+        x -= w
+        if x < 0 and w > 0:
+            return item
+    return next(i for i, w in zip(reversed(items), reversed(weights)) if w > 0)
+
+
+def model_weights(bounds, best_ns: float) -> list:
+    """max(T − b, 0) per child; all 1 while nothing was measured."""
+    if not math.isfinite(best_ns):
+        return [1.0] * len(bounds)
+    return [max(best_ns - b, 0.0) for b in bounds]
+
+
+class TAG:
+    """Threshold Ascent on Graph (eq. 6.1): each node keeps its K best times;
+    s_i counts those reached through child i, n_i its visits, and the child
+    maximising (s_i + α + √(2 s_i α + α²)) / n_i goes next, α = ln(2nk/δ)."""
+
+    name = "tag"
+
+    def __init__(self, top_k: int = 10, delta: float = 1.0):
+        if top_k < 1 or delta <= 0:
+            raise WorkbenchError("TAG needs top_k ≥ 1 and delta > 0")
+        self.top_k, self.delta = top_k, delta
+
+    def select(self, node: Node, live: list, best_ns: float, rng: random.Random) -> Node:
+        fresh = [c for c in live if c.visits == 0]
+        if fresh:  # no statistics yet: the model decides (eq. 6.2)
+            got = weighted_pick(fresh, model_weights([c.bound_ns for c in fresh], best_ns), rng)
+            return got if got is not None else rng.choice(fresh)
+        index = {id(c): i for i, c in enumerate(node.children)}
+        s = {i: 0 for i in range(len(node.children))}
+        for _, i in node.top:
+            if i >= 0:
+                s[i] += 1
+        n = max(sum(s.values()), 1)
+        alpha = math.log(2 * n * len(node.children) / self.delta)
+
+        def score(c):
+            si = s[index[id(c)]]
+            return (si + alpha + math.sqrt(2 * si * alpha + alpha * alpha)) / c.visits
+        top = max(score(c) for c in live)
+        return rng.choice([c for c in live if score(c) == top])
+
+    def update(self, path: list, time_ns: float, best_ns: float) -> None:
+        for k, node in enumerate(path):
+            nxt = path[k + 1] if k + 1 < len(path) else None
+            # -1: measured at this node itself (a fixed leaf)
+            idx = -1 if nxt is None else next(i for i, c in enumerate(node.children)
+                                              if c is nxt)
+            bisect.insort(node.top, (time_ns, idx))
+            del node.top[self.top_k:]
+
+
+class UCT:
+    """UCB1 over children with reward best/t (1 for a time equal to the best)."""
+
+    name = "uct"
+
+    def __init__(self, c: float = math.sqrt(2)):
+        self.c = c
+
+    def select(self, node: Node, live: list, best_ns: float, rng: random.Random) -> Node:
+        fresh = [c for c in live if c.visits == 0]
+        if fresh:
+            got = weighted_pick(fresh, model_weights([c.bound_ns for c in fresh], best_ns), rng)
+            return got if got is not None else rng.choice(fresh)
+        total = sum(c.visits for c in live)
+
+        def score(ch):
+            return ch.reward / ch.visits + self.c * math.sqrt(math.log(total) / ch.visits)
+        top = max(score(c) for c in live)
+        return rng.choice([c for c in live if score(c) == top])
+
+    def update(self, path: list, time_ns: float, best_ns: float) -> None:
+        r = min(best_ns / time_ns, 1.0) if time_ns > 0 else 0.0
+        for node in path:
+            node.reward += r
+
+
+def tree_policy(spec):
+    if isinstance(spec, (TAG, UCT)):
+        return spec
+    if spec in (None, "tag"):
+        return TAG()
+    if spec == "uct":
+        return UCT()
+    raise WorkbenchError(f"unknown tree policy {spec!r}: use tag or uct")
+
+
+def expand(node: Node, choice: Choice, bound_fn, cuts: dict) -> None:
+    """One child per remaining value; dead ends are cut (constraints)."""
+    node.choice = choice
+    node.children = []
+    for value in choice.values:
+        try:
+            child = node.cand.apply(choice.name, choice.objects, value)
+        except DeadEnd:
+            cuts["constraints"] += 1
+            continue
+        node.children.append(Node(child, max(bound_fn(child), node.bound_ns), node, value))
+    if not node.children:
+        node.cut = "backtrack"
+        cuts["backtrack"] += 1
+
+
+__all__ = ["CAUSES", "TAG", "UCT", "Node", "expand", "model_weights", "tree_policy",
+           "weighted_pick"]
