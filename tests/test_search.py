@@ -183,6 +183,16 @@ def test_stop_by_the_user_and_by_time(tmp_path):
         Search(_root(), "cpu", budget=None, time_s=None)
 
 
+def test_cuda_without_a_gpu_stops_with_no_device():
+    from workbench.runtime.cuda import CudaBackend
+    if CudaBackend().device != "none":
+        pytest.skip("a GPU is present: the search would measure on it")
+    s = Search(_root(), "cuda", budget=3, workers=0, store=None)
+    out = s.run()
+    assert out["evaluations"] == 1 and out["stopped"].startswith("no_device")
+    assert s.history[0]["status"] == "no_device"
+
+
 def test_uct_and_dynamic_order_search(tmp_path):
     s = Search(_root(), "cpu", budget=3, workers=0, store=None, policy="uct", order="dynamic")
     out = s.run()

@@ -16,6 +16,7 @@ rebuilds the tree and the statistics from the store and goes on.
 from __future__ import annotations
 
 import math
+import os
 import random
 import threading
 import time
@@ -37,7 +38,7 @@ class Search:
 
     def __init__(self, start: Candidate, backend: str = "cpu", *, budget: int | None = 200,
                  time_s: float | None = None, policy="tag", order="thesis",
-                 workers: int | None = 0, client=None, store="default",
+                 workers: int | None = None, client=None, store="default",
                  search_id: str | None = None, resume: str | None = None, seed: int = 0,
                  samples: int = 10, timeout_s: float = 10.0, backend_options: dict | None = None,
                  callbacks=(), in_flight: int | None = None):
@@ -54,7 +55,9 @@ class Search:
         self.budget, self.time_s = budget, time_s
         self.policy = tree_policy(policy)
         self.order = choice_order(order)
-        self.workers, self.client = workers, client
+        # default: a LocalCluster with one worker per core; 0: in this process
+        self.workers = (os.cpu_count() or 1) if workers is None and client is None else workers
+        self.client = client
         self.store = (None if store is None else RecordStore() if store == "default"
                       else store if isinstance(store, RecordStore) else RecordStore(store))
         self.samples, self.timeout_s = samples, timeout_s

@@ -77,46 +77,37 @@ def _ratio(a: Estimate, b: Estimate) -> float | None:
     return a.value / b.value if b.value > 0 else None
 
 
-def table_6_1(labels=tuple(KERNELS), probes: int = 200, chen_probes: int = 5,
-              seed: int = 0) -> list[dict]:
-    rows = []
-    for label in labels:
-        t0 = time.perf_counter()
-        root = root_of(label)
-        ps = knuth(root, probes, seed)
-        row = {"kernel": label, "knuth_size": space_size(ps).to_dict(),
-               "depth": mean_depth(ps).to_dict(),
-               "dead_end_probability": sum(not p.fixed for p in ps) / len(ps),
-               "thesis": dict(zip(("size", "size_ci95", "depth", "depth_ci95"),
-                                  THESIS_6_1[label]))}
-        if chen_probes:
-            row["chen_size"] = chen(root, chen_probes, seed).to_dict()
-        row["elapsed_s"] = time.perf_counter() - t0
-        rows.append(row)
-    return rows
-
-
-def table_6_3(labels=tuple(KERNELS), probes: int = 200, depth: int = 10, seed: int = 0,
-              target: str = "kepler_k4000", thresholds: dict | None = None) -> list[dict]:
-    rows = []
-    for label in labels:
-        t0 = time.perf_counter()
-        threshold = (thresholds or {}).get(label, THESIS_6_2[label][0])
-        root = root_of(label, target)
-        ps = knuth(root, probes, seed, bound_fn=_bound_fn(target), threshold=threshold,
-                   prune_depth=depth)
-        before, after = space_size(ps), space_size(ps, prune_depth=depth)
-        nb, na = nodes_at(ps, depth), nodes_at(ps, depth, prune=True)
-        t = THESIS_6_3[label]
-        rows.append({"kernel": label, "threshold_ns": threshold, "target": target,
-                     "depth": depth, "implementations_before": before.to_dict(),
-                     "implementations_after": after.to_dict(), "ratio": _ratio(before, after),
-                     "nodes_before": nb.to_dict(), "nodes_after": na.to_dict(),
-                     "nodes_ratio": _ratio(nb, na),
-                     "thesis": dict(zip(("before", "after", "ratio", "nodes_before",
-                                         "nodes_after", "nodes_ratio"), t)),
-                     "elapsed_s": time.perf_counter() - t0})
-    return rows
+def kernel_rows(label: str, probes: int = 200, chen_probes: int = 0, depth: int = 10,
+                seed: int = 0, target: str = "kepler_k4000",
+                threshold: float | None = None) -> tuple[dict, dict]:
+    """One set of Knuth probes per kernel serves both tables: each probe
+    records its branching factors (Table 6.1) and the first depth ≤ `depth`
+    where the bound reaches the threshold (Table 6.3)."""
+    t0 = time.perf_counter()
+    threshold = THESIS_6_2[label][0] if threshold is None else threshold
+    root = root_of(label, target)
+    ps = knuth(root, probes, seed, bound_fn=_bound_fn(target), threshold=threshold,
+               prune_depth=depth)
+    before, after = space_size(ps), space_size(ps, prune_depth=depth)
+    nb, na = nodes_at(ps, depth), nodes_at(ps, depth, prune=True)
+    elapsed = time.perf_counter() - t0
+    r61 = {"kernel": label, "knuth_size": before.to_dict(), "depth": mean_depth(ps).to_dict(),
+           "dead_end_probability": sum(not p.fixed for p in ps) / len(ps),
+           "thesis": dict(zip(("size", "size_ci95", "depth", "depth_ci95"),
+                              THESIS_6_1[label]))}
+    if chen_probes:
+        t1 = time.perf_counter()
+        r61["chen_size"] = chen(root, chen_probes, seed).to_dict()
+        r61["chen_s"] = time.perf_counter() - t1
+    r63 = {"kernel": label, "threshold_ns": threshold, "target": target,
+           "depth": depth, "implementations_before": before.to_dict(),
+           "implementations_after": after.to_dict(), "ratio": _ratio(before, after),
+           "nodes_before": nb.to_dict(), "nodes_after": na.to_dict(),
+           "nodes_ratio": _ratio(nb, na),
+           "thesis": dict(zip(("before", "after", "ratio", "nodes_before",
+                               "nodes_after", "nodes_ratio"), THESIS_6_3[label])),
+           "elapsed_s": elapsed}
+    return r61, r63
 
 
 def order_experiment(label: str = "matmul 1024", probes: int = 200, seed: int = 0,
@@ -183,16 +174,18 @@ def render(result: dict) -> str:
 
 
 def reproduce(tables=("6.1", "6.3", "order"), labels=tuple(KERNELS), probes: int = 200,
-              chen_probes: int = 5, seed: int = 0) -> dict:
-    result: dict = {"probes": probes, "seed": seed}
-    if "6.1" in tables:
-        result["table_6_1"] = table_6_1(labels, probes, chen_probes, seed)
-    if "6.3" in tables:
-        result["table_6_3"] = table_6_3(labels, probes, seed=seed)
+              chen_probes: int = 0, seed: int = 0) -> dict:
+    result: dict = {"probes": probes, "chen_probes": chen_probes, "seed": seed}
+    if "6.1" in tables or "6.3" in tables:
+        rows = [kernel_rows(label, probes, chen_probes, seed=seed) for label in labels]
+        if "6.1" in tables:
+            result["table_6_1"] = [r61 for r61, _ in rows]
+        if "6.3" in tables:
+            result["table_6_3"] = [r63 for _, r63 in rows]
     if "order" in tables:
         result["order"] = order_experiment(probes=probes, seed=seed)
     return result
 
 
-__all__ = ["KERNELS", "THESIS_6_1", "THESIS_6_2", "THESIS_6_3", "order_experiment", "render",
-           "reproduce", "table_6_1", "table_6_3"]
+__all__ = ["KERNELS", "THESIS_6_1", "THESIS_6_2", "THESIS_6_3", "kernel_rows",
+           "order_experiment", "render", "reproduce"]
