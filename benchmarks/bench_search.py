@@ -18,6 +18,8 @@ import random
 import statistics
 import time
 
+import pandas as pd
+
 import workbench as wb
 from workbench.descent import random_fixed
 from workbench.runtime import evaluate
@@ -61,8 +63,7 @@ def main() -> None:
                    "worst_ns": times[-1], "seconds": random_s},
         "speedup_over_median_random": median / out["best_ns"],
         "best_random_over_best_search": times[0] / out["best_ns"],
-        "evaluations_to_5x": None if first_below != first_below or first_below is None
-        else int(first_below) + 1,
+        "evaluations_to_5x": None if pd.isna(first_below) else int(first_below) + 1,
         "cuts": out["cuts"], "descent_failures": out["descent_failures"],
         "best_trail": out["best_trail"],
     }

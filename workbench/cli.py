@@ -151,6 +151,8 @@ def main(argv=None) -> int:
                    help="dask LocalCluster workers (default: one per core; 0: this process)")
     p.add_argument("--scheduler", default=None, help="address of an existing dask scheduler")
     p.add_argument("--policy", choices=("tag", "uct"), default="tag")
+    p.add_argument("--top-k", type=int, default=10, help="TAG: best times kept per node")
+    p.add_argument("--delta", type=float, default=1.0, help="TAG: exploration constant δ")
     p.add_argument("--order", choices=("thesis", "reverse", "dynamic"), default="thesis")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--samples", type=int, default=10)
@@ -283,7 +285,9 @@ def _search(args) -> None:
             bar.update(1)
             if ev["best_ns"]:
                 bar.set_postfix(best=f"{ev['best_ns'] / 1e3:,.1f}us", refresh=False)
-    s = Search(start, args.backend, budget=args.budget, time_s=args.time, policy=args.policy,
+    from .search import TAG
+    policy = TAG(args.top_k, args.delta) if args.policy == "tag" else args.policy
+    s = Search(start, args.backend, budget=args.budget, time_s=args.time, policy=policy,
                order=args.order, workers=workers, client=client,
                store=args.store or "default", resume=args.resume, seed=args.seed,
                samples=args.samples, callbacks=[progress])
