@@ -174,6 +174,15 @@ def main(argv=None) -> int:
     p.add_argument("--out", default=None, help="also write the result as JSON here")
     p.add_argument("--json", action="store_true")
 
+    p = sub.add_parser("volume-regions", help="sparsity regions of a volume program's output "
+                                              "(volume model): dense, constant-dependent, "
+                                              "static, edges, corners")
+    p.add_argument("--spec", required=True, help="volume spec JSON (see DESIGN.md)")
+    p.add_argument("--output", default=None, help="which value (default: the spec's output)")
+    p.add_argument("--tile", default=None, metavar="DIM=SIZE,...",
+                   help="also classify tiles, e.g. 2=16,3=16")
+    p.add_argument("--json", action="store_true")
+
     p = sub.add_parser("check-space", help="parse and type-check a .space file")
     p.add_argument("path")
     p.add_argument("--json", action="store_true")
@@ -256,6 +265,15 @@ def main(argv=None) -> int:
             if args.out:
                 Path(args.out).write_text(json.dumps(out, indent=1))
             print(json.dumps(out) if args.json else thesis.render(out))
+        elif args.command == "volume-regions":
+            from .volume import Program, regions, tile
+            reg = regions(Program.from_spec(Path(args.spec)), args.output)
+            out = reg.to_dict()
+            if args.tile:
+                sizes = {int(k): int(v) for k, v in
+                         (part.split("=", 1) for part in args.tile.split(","))}
+                out["tiling"] = tile(reg, sizes).to_dict()
+            _emit(out, args.json)
         elif args.command == "check-space":
             sp = load_space(args.path)
             out = {"space": sp.name, "sets": len(sp.sets),

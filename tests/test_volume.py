@@ -1,0 +1,347 @@
+"""The volume model against brute force: every element map and region is
+checked by tracing, element by element in plain Python, which operand
+elements each output element reads."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+
+import numpy as np
+import pytest
+
+from workbench.cli import main
+from workbench.errors import WorkbenchError
+from workbench.volume import Program, count, hyperrectangles, match_slice, regions, tile
+from workbench.volume.ops import PAD_TAG
+
+isl = pytest.importorskip("islpy")
+
+PAPER = {"inputs": {"ifm": [1, 3, 512, 512], "wgt": [8, 3, 5, 5]},
+         "constants": ["cst0"],
+         "ops": [{"result": "pad0", "op": "pad", "source": "ifm", "low": [0, 0, 1, 1],
+                  "high": [0, 0, 2, 2], "value": "cst0"},
+                 {"result": "conv0", "op": "conv2d_nchw_fchw", "input": "pad0",
+                  "filter": "wgt", "strides": [2, 2], "dilations": [1, 1]},
+                 {"result": "act0", "op": "elementwise", "operands": ["conv0"]}],
+         "output": "act0"}
+
+
+def test_the_papers_example_exactly():
+    t0 = time.perf_counter()
+    reg = regions(Program.from_spec(PAPER))
+    took = time.perf_counter() - t0
+    c = reg.counts()
+    assert c == {"dense": 516128, "constant_dependent": 8160, "static": 0,
+                 "sparse_edges": 8128, "sparse_corners": 32}
+    dense = isl.Set("{ act0[n, f, h, w] : n = 0 and 0 <= f < 8 and 0 < h <= 254 "
+                    "and 0 < w <= 254 }")
+    assert reg.dense.is_equal(dense)
+    t0 = time.perf_counter()
+    tl = tile(reg, {2: 16, 3: 16}, {2: "QH", 3: "QW"})
+    took_tile = time.perf_counter() - t0
+    assert tl.dense_tiles.is_equal(isl.Set("[QH, QW] -> { : 0 < QH < 15 and 0 < QW < 15 }"))
+    assert tl.tiles.is_equal(isl.Set("[QH, QW] -> { : 0 <= QH < 16 and 0 <= QW < 16 }"))
+    print(f"regions {took * 1e3:.0f} ms, tiles {took_tile * 1e3:.1f} ms")
+
+
+def test_cli_volume_regions(tmp_path, capsys):
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps(PAPER))
+    assert main(["volume-regions", "--spec", str(spec), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["output"] == "act0" and out["counts"]["dense"] == 516128
+    assert set(out["regions"]) == {"dense", "constant_dependent", "static", "sparse_edges",
+                                   "sparse_corners"}
+    assert isl.Set(out["regions"]["sparse_corners"]).count_val().to_python() == 32
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**PAPER, "ops": [{**PAPER["ops"][0], "op": "fft"}]}))
+    assert main(["volume-regions", "--spec", str(bad)]) == 2
+    assert "unknown volume op 'fft'" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------ brute force
+def trace(spec: dict) -> dict:
+    """name → array of frozensets of (volume, index) each element reads;
+    constants through a padding carry the padded dimension: (c, d)."""
+    prov: dict = {}
+    for name, shape in spec["inputs"].items():
+        arr = np.empty(shape, dtype=object)
+        for idx in itertools.product(*map(range, shape)):
+            arr[idx] = frozenset({(name, idx)})
+        prov[name] = arr
+    for c in spec.get("constants", []):
+        arr = np.empty((), dtype=object)
+        arr[()] = frozenset({(c, None)})
+        prov[c] = arr
+    for op in spec["ops"]:
+        prov[op["result"]] = _trace_op(op, prov)
+    return prov
+
+
+def _new(shape):
+    return np.empty(tuple(shape), dtype=object)
+
+
+def _union(*sets):
+    return frozenset().union(*sets)
+
+
+def _trace_op(op: dict, P: dict):
+    kind = op["op"]
+    if kind == "pad":
+        src = P[op["source"]]
+        lo, hi = op["low"], op["high"]
+        shape = [s + a + b for s, a, b in zip(src.shape, lo, hi)]
+        out = _new(shape)
+        for idx in itertools.product(*map(range, shape)):
+            j = tuple(i - a for i, a in zip(idx, lo))
+            inside = all(0 <= x < s for x, s in zip(j, src.shape))
+            if op.get("mode") == "periodic":
+                out[idx] = src[tuple(x % s for x, s in zip(j, src.shape))]
+            elif inside:
+                out[idx] = src[j]
+            else:
+                out[idx] = frozenset((op["value"], d) for d, (x, s) in enumerate(zip(j, src.shape))
+                                     if not 0 <= x < s)
+        return out
+    if kind == "conv2d_nchw_fchw":
+        I, F = P[op["input"]], P[op["filter"]]
+        (sh, sw), (dh, dw) = op.get("strides", [1, 1]), op.get("dilations", [1, 1])
+        n, c, h, w = I.shape
+        f, _, kh, kw = F.shape
+        oh, ow = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
+        out = _new([n, f, oh, ow])
+        for b, ff, y, x in itertools.product(range(n), range(f), range(oh), range(ow)):
+            out[b, ff, y, x] = _union(*(I[b, cc, sh * y + dh * a, sw * x + dw * bb] | F[ff, cc, a, bb]
+                                        for cc in range(c) for a in range(kh)
+                                        for bb in range(kw)))
+        return out
+    if kind == "elementwise":
+        ops = [P[o] for o in op["operands"]]
+        shape = next((o.shape for o in ops if o.ndim), ())
+        out = _new(shape)
+        for idx in itertools.product(*map(range, shape)):
+            out[idx] = _union(*(o[idx] if o.ndim else o[()] for o in ops))
+        return out
+    if kind == "matmul":
+        A, B = P[op["lhs"]], P[op["rhs"]]
+        shape = [*A.shape[:-1], B.shape[-1]]
+        out = _new(shape)
+        for idx in itertools.product(*map(range, shape)):
+            *bt, i, j = idx
+            out[idx] = _union(*(A[(*bt, i, k)] | B[(*bt, k, j)] for k in range(A.shape[-1])))
+        return out
+    if kind == "outer":
+        A, B = P[op["lhs"]], P[op["rhs"]]
+        out = _new([*A.shape, *B.shape])
+        for idx in itertools.product(*map(range, out.shape)):
+            out[idx] = A[idx[:A.ndim]] | B[idx[A.ndim:]]
+        return out
+    if kind == "reduce":
+        S = P[op["source"]]
+        axes = sorted(op["axes"])
+        shape = [s for k, s in enumerate(S.shape) if k not in axes]
+        out = _new(shape)
+        for idx in itertools.product(*map(range, shape)):
+            full = []
+            cells = []
+            for rest in itertools.product(*(range(S.shape[a]) for a in axes)):
+                it, rt = iter(idx), iter(rest)
+                full = tuple(next(rt) if k in axes else next(it) for k in range(S.ndim))
+                cells.append(S[full])
+            out[idx] = _union(*cells)
+        return out
+    if kind == "slice":
+        S = P[op["source"]]
+        strides = op.get("strides", [1] * S.ndim)
+        out = _new(op["sizes"])
+        for idx in itertools.product(*map(range, op["sizes"])):
+            out[idx] = S[tuple(o + s * i for o, s, i in zip(op["offsets"], strides, idx))]
+        return out
+    if kind == "transpose":
+        return np.transpose(P[op["source"]], op["permutation"]).copy()
+    if kind == "diagonal":
+        S, s, t = P[op["source"]], op["s"], op["t"]
+        shape = [x for k, x in enumerate(S.shape) if k != t]
+        out = _new(shape)
+        for idx in itertools.product(*map(range, shape)):
+            if idx[s] >= S.shape[t]:
+                out[idx] = frozenset()
+                continue
+            full = list(idx)
+            full.insert(t, idx[s])
+            out[idx] = S[tuple(full)]
+        return out
+    if kind == "insert_slice":
+        D, S = P[op["dest"]], P[op["source"]]
+        strides = op.get("strides", [1] * D.ndim)
+        out = D.copy()
+        for idx in itertools.product(*map(range, S.shape)):
+            out[tuple(o + s * i for o, s, i in zip(op["offsets"], strides, idx))] = S[idx]
+        return out
+    raise AssertionError(kind)
+
+
+def _isl_reads(m, point) -> set:
+    """What the element map says `point` of its domain reads."""
+    name = m.domain().get_set_list().get_at(0).get_tuple_name()
+    pt = isl.UnionSet(f"{{ {name}[{', '.join(map(str, point))}] }}")
+    got = set()
+    rng = m.intersect_domain(pt).range()
+    sl = rng.get_set_list()
+    for k in range(sl.n_set()):
+        s = sl.get_at(k)
+        t = s.get_tuple_name()
+        n = s.dim(isl.dim_type.set)
+        s.foreach_point(lambda p, t=t, n=n: got.add(
+            (t, tuple(p.get_coordinate_val(isl.dim_type.set, d).to_python() for d in range(n)))))
+    return got
+
+
+def _expected(reads) -> set:
+    out = set()
+    for name, idx in reads:
+        if idx is None:
+            out.add((name, ()))
+        elif isinstance(idx, int):  # a padding constant through dimension idx
+            out.add((f"{name}{PAD_TAG}{idx}", ()))
+        else:
+            out.add((name, idx))
+    return out
+
+
+def _region_of(reads, constants) -> str:
+    cst = [r for r in reads if r[0] in constants]
+    if not cst:
+        return "dense"
+    if len(cst) == len(reads):
+        return "static"
+    dims = {d for _, d in cst if isinstance(d, int)}
+    return "corner" if len(dims) >= 2 else "edge" if dims else "constant"
+
+
+PROGRAMS = {
+    "pad-conv-stride": {
+        "inputs": {"ifm": [1, 2, 6, 6], "wgt": [2, 2, 3, 3]}, "constants": ["cst0"],
+        "ops": [{"result": "pad0", "op": "pad", "source": "ifm", "low": [0, 0, 1, 1],
+                 "high": [0, 0, 2, 2], "value": "cst0"},
+                {"result": "conv0", "op": "conv2d_nchw_fchw", "input": "pad0",
+                 "filter": "wgt", "strides": [2, 2], "dilations": [1, 1]},
+                {"result": "act0", "op": "elementwise", "operands": ["conv0"]}],
+        "output": "act0"},
+    "conv-dilated-strided": {
+        "inputs": {"ifm": [1, 1, 9, 8], "wgt": [2, 1, 2, 3]}, "constants": ["cst0"],
+        "ops": [{"result": "pad0", "op": "pad", "source": "ifm", "low": [0, 0, 3, 0],
+                 "high": [0, 0, 0, 2], "value": "cst0"},
+                {"result": "out", "op": "conv2d_nchw_fchw", "input": "pad0", "filter": "wgt",
+                 "strides": [1, 2], "dilations": [3, 2]}],
+        "output": "out"},
+    "slice-transpose-matmul": {
+        "inputs": {"a": [6, 5], "b": [3, 4]},
+        "ops": [{"result": "s", "op": "slice", "source": "a", "offsets": [1, 0],
+                 "sizes": [3, 3], "strides": [2, 2]},
+                {"result": "t", "op": "transpose", "source": "s", "permutation": [1, 0]},
+                {"result": "c", "op": "matmul", "lhs": "t", "rhs": "b"}],
+        "output": "c"},
+    "periodic-pad-reduce": {
+        "inputs": {"x": [3, 4]},
+        "ops": [{"result": "p", "op": "pad", "source": "x", "low": [2, 1], "high": [1, 3],
+                 "mode": "periodic"},
+                {"result": "r", "op": "reduce", "source": "p", "axes": [0]}],
+        "output": "r"},
+    "static-slice-of-padding": {
+        "inputs": {"x": [4], "y": [6]}, "constants": ["c"],
+        "ops": [{"result": "p", "op": "pad", "source": "x", "low": [2], "high": [0],
+                 "value": "c"},
+                {"result": "e", "op": "elementwise", "operands": ["p", "y"]},
+                {"result": "s", "op": "slice", "source": "p", "offsets": [0], "sizes": [3]},
+                {"result": "o", "op": "outer", "lhs": "s", "rhs": "y"}],
+        "output": "o"},
+    "insert-diagonal": {
+        "inputs": {"d": [5, 5], "s": [2, 2]}, "constants": ["k"],
+        "ops": [{"result": "i", "op": "insert_slice", "dest": "d", "source": "s",
+                 "offsets": [1, 0], "strides": [2, 3]},
+                {"result": "g", "op": "diagonal", "source": "i", "s": 0, "t": 1},
+                {"result": "w", "op": "elementwise", "operands": ["g", "k"]}],
+        "output": "w"},
+    "batched-matmul": {
+        "inputs": {"a": [2, 3, 2], "b": [2, 2, 3]},
+        "ops": [{"result": "c", "op": "matmul", "lhs": "a", "rhs": "b"}], "output": "c"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_element_map_and_regions_against_brute_force(name):
+    spec = PROGRAMS[name]
+    prog = Program.from_spec(spec)
+    brute = trace(spec)[spec["output"]]
+    assert list(brute.shape) == prog.shapes[spec["output"]]
+    m = prog.element_map()
+    reg = regions(prog)
+    sets = {"dense": reg.dense, "static": reg.static, "edge": reg.sparse_edges,
+            "corner": reg.sparse_corners}
+    tally: dict = {}
+    constants = set(spec.get("constants", []))
+    for idx in itertools.product(*map(range, brute.shape)):
+        reads = brute[idx]
+        assert _isl_reads(m, idx) == _expected(reads), (name, idx)
+        kind = _region_of(reads, constants)
+        tally[kind] = tally.get(kind, 0) + 1
+        pt = isl.Set(f"{{ {spec['output']}[{', '.join(map(str, idx))}] }}")
+        for region, s in sets.items():
+            assert pt.is_subset(s) == (kind == region), (name, idx, region, kind)
+        assert pt.is_subset(reg.constant_dependent) == (kind != "dense")
+    counts = reg.counts()
+    assert counts["dense"] == tally.get("dense", 0)
+    assert counts["static"] == tally.get("static", 0)
+    assert counts["sparse_edges"] == tally.get("edge", 0)
+    assert counts["sparse_corners"] == tally.get("corner", 0)
+    assert counts["constant_dependent"] == sum(v for k, v in tally.items() if k != "dense")
+
+
+def test_static_regions_exist_where_only_constants_are_read():
+    reg = regions(Program.from_spec(PROGRAMS["static-slice-of-padding"]))
+    assert count(reg.static) == 0  # outer with y: never only constants
+    spec = {"inputs": {"x": [4]}, "constants": ["c"],
+            "ops": [{"result": "p", "op": "pad", "source": "x", "low": [2], "high": [1],
+                     "value": "c"}], "output": "p"}
+    reg = regions(Program.from_spec(spec))
+    assert reg.counts()["static"] == 3 and reg.counts()["dense"] == 4
+
+
+def test_hyperrectangles_partition_the_regions():
+    reg = regions(Program.from_spec(PROGRAMS["pad-conv-stride"]))
+    for s in (reg.sparse_edges, reg.sparse_corners, reg.dense, reg.constant_dependent):
+        boxes = hyperrectangles(s)
+        total = sum(count(b) for b in boxes)
+        assert total == count(s)
+        for a, b in itertools.combinations(boxes, 2):
+            assert a.intersect(b).is_empty()
+        union = boxes[0]
+        for b in boxes[1:]:
+            union = union.union(b)
+        assert union.is_equal(isl.Set(str(s)))
+
+
+def test_match_slice_recovers_offset_stride_size():
+    s = isl.Set("[QH] -> { ifm[n, c, y] : n = 0 and 0 <= c < 3 and "
+                "exists (t : y = 32QH - 1 + 2t and 0 <= t < 17) }")
+    got = match_slice(s)
+    assert got.strides == (1, 1, 2) and got.sizes == (1, 3, 17)
+    assert "32QH" in got.offsets[2].replace(" ", "").replace("*", "")
+    with pytest.raises(WorkbenchError, match="not a slice"):
+        match_slice(isl.Set("{ a[i] : i = 0 or i = 1 or i = 5 }"))
+
+
+def test_bad_specs_are_named():
+    with pytest.raises(WorkbenchError, match="not defined before it"):
+        Program.from_spec({"inputs": {"x": [3]}, "ops": [
+            {"result": "y", "op": "elementwise", "operands": ["z"]}], "output": "y"})
+    with pytest.raises(WorkbenchError, match="missing field 'axes'"):
+        Program.from_spec({"inputs": {"x": [3]}, "ops": [
+            {"result": "y", "op": "reduce", "source": "x"}], "output": "y"})
+    with pytest.raises(WorkbenchError, match="do not chain"):
+        Program.from_spec({"inputs": {"a": [2, 3], "b": [2, 3]}, "ops": [
+            {"result": "c", "op": "matmul", "lhs": "a", "rhs": "b"}], "output": "c"})

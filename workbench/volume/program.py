@@ -1,0 +1,155 @@
+"""Volume programs (the volume-model paper §4.3, appendix A.3): SSA
+assignments over volumes, read from a JSON spec (DESIGN.md), with the
+program's volume element map computed by lenient composition in ALAP
+use-def order (Lemma A.5) — one pass, no transitive closure:
+
+    A ∘id B = A ∘ (B ∪ id(range A \\ dom B))
+
+starting from the identity on the output and substituting each assignment's
+map after all of its uses. The range ends up on live-ins and constants only.
+"""
+
+from __future__ import annotations
+
+import graphlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import WorkbenchError
+from . import ops
+
+
+def _isl():
+    import islpy
+    return islpy
+
+
+def box_set(name: str, shape) -> str:
+    iv = [f"i{k}" for k in range(len(shape))]
+    cond = " and ".join(f"0 <= {v} < {s}" for v, s in zip(iv, shape))
+    return f"{{ {name}[{', '.join(iv)}]{' : ' + cond if cond else ''} }}"
+
+
+@dataclass
+class Program:
+    inputs: dict  # name → shape
+    constants: list  # names of rank-0 constant volumes
+    ops: list  # the spec's op dicts, in the given order
+    output: str
+    shapes: dict = field(default_factory=dict)  # every value's shape
+    maps: dict = field(default_factory=dict)  # result → element map text
+
+    @classmethod
+    def from_spec(cls, spec: dict | str | Path) -> Program:
+        if isinstance(spec, Path) or (isinstance(spec, str) and not spec.lstrip().startswith("{")):
+            try:
+                spec = json.loads(Path(spec).read_text())
+            except OSError as exc:
+                raise WorkbenchError(f"cannot read the volume spec: {exc}") from None
+            except json.JSONDecodeError as exc:
+                raise WorkbenchError(f"the volume spec is not JSON: {exc}") from None
+        elif isinstance(spec, str):
+            spec = json.loads(spec)
+        for key in ("inputs", "ops", "output"):
+            if key not in spec:
+                raise WorkbenchError(f"volume spec: missing {key!r}")
+        p = cls({k: list(v) for k, v in spec["inputs"].items()}, list(spec.get("constants", [])),
+                list(spec["ops"]), spec["output"])
+        p._infer()
+        return p
+
+    # ---------------------------------------------------------- shapes, maps
+    def _shape(self, name: str, op: dict):
+        if name not in self.shapes:
+            raise WorkbenchError(f"op {op.get('result')!r} ({op.get('op')}) reads {name!r}, "
+                                 "which is not defined before it")
+        return self.shapes[name]
+
+    def _infer(self) -> None:
+        self.shapes = {**self.inputs, **{c: [] for c in self.constants}}
+        for op in self.ops:
+            res, kind = op.get("result"), op.get("op")
+            if not res or res in self.shapes:
+                raise WorkbenchError(f"every op needs a new result name (SSA); got {res!r}")
+            try:
+                shape, text = self._build(res, kind, op)
+            except KeyError as exc:
+                raise WorkbenchError(f"op {res!r} ({kind}): missing field {exc.args[0]!r}"
+                                     ) from None
+            self.shapes[res], self.maps[res] = list(shape), text
+        if self.output not in self.maps:
+            raise WorkbenchError(f"output {self.output!r} is not the result of an op")
+
+    def _build(self, res: str, kind: str, op: dict):
+        sh = self._shape
+        if kind == "pad":
+            value = op.get("value")
+            if value is not None and value not in self.constants:
+                raise WorkbenchError(f"pad {res!r}: value {value!r} is not a declared constant")
+            return ops.pad(res, op["source"], sh(op["source"], op), op["low"], op["high"],
+                           None if op.get("mode") == "periodic" else value)
+        if kind == "conv2d_nchw_fchw":
+            return ops.conv2d_nchw_fchw(res, op["input"], sh(op["input"], op), op["filter"],
+                                        sh(op["filter"], op), op.get("strides", [1, 1]),
+                                        op.get("dilations", [1, 1]))
+        if kind == "elementwise":
+            return ops.elementwise(res, {o: sh(o, op) for o in op["operands"]})
+        if kind == "matmul":
+            return ops.matmul(res, op["lhs"], sh(op["lhs"], op), op["rhs"], sh(op["rhs"], op))
+        if kind == "outer":
+            return ops.outer(res, op["lhs"], sh(op["lhs"], op), op["rhs"], sh(op["rhs"], op))
+        if kind == "reduce":
+            return ops.reduce(res, op["source"], sh(op["source"], op), op["axes"])
+        if kind == "diagonal":
+            return ops.diagonal(res, op["source"], sh(op["source"], op), op["s"], op["t"])
+        if kind == "slice":
+            s = sh(op["source"], op)
+            return ops.slice_(res, op["source"], s, op["offsets"], op["sizes"],
+                              op.get("strides", [1] * len(s)))
+        if kind == "transpose":
+            return ops.transpose(res, op["source"], sh(op["source"], op), op["permutation"])
+        if kind == "insert_slice":
+            d = sh(op["dest"], op)
+            return ops.insert_slice(res, op["dest"], d, op["source"], sh(op["source"], op),
+                                    op["offsets"], op.get("strides", [1] * len(d)))
+        raise WorkbenchError(f"unknown volume op {kind!r}; known: pad, conv2d_nchw_fchw, "
+                             "elementwise, matmul, outer, reduce, diagonal, slice, transpose, "
+                             "insert_slice")
+
+    # ------------------------------------------------------------ the model
+    def domain(self, name: str):
+        return _isl().UnionSet(box_set(name, self.shapes[name]))
+
+    def op_map(self, name: str):
+        return _isl().UnionMap(f"{{ {self.maps[name]} }}")
+
+    def element_map(self, output: str | None = None):
+        """The program's volume element map from `output` (default: the
+        spec's) to live-ins and constants, by lenient composition."""
+        out = output or self.output
+        uses = {op["result"]: set() for op in self.ops}
+        for op in self.ops:
+            for name in _operands(op):
+                if name in uses:
+                    uses[name].add(op["result"])
+        # ALAP use-def order: a value after every op that uses it
+        order = list(graphlib.TopologicalSorter(uses).static_order())
+        m = self.domain(out).identity()
+        for name in order:
+            b = self.op_map(name)
+            keep = m.range().subtract(b.domain())
+            m = m.apply_range(b.union(keep.identity()))
+        return m.coalesce()
+
+
+def _operands(op: dict) -> list:
+    keys = ("source", "input", "filter", "lhs", "rhs", "dest")
+    out = [op[k] for k in keys if isinstance(op.get(k), str)]
+    out += list(op.get("operands", []))
+    if isinstance(op.get("value"), str):
+        out.append(op["value"])
+    return out
+
+
+__all__ = ["Program", "box_set"]
