@@ -345,3 +345,15 @@ def test_bad_specs_are_named():
     with pytest.raises(WorkbenchError, match="do not chain"):
         Program.from_spec({"inputs": {"a": [2, 3], "b": [2, 3]}, "ops": [
             {"result": "c", "op": "matmul", "lhs": "a", "rhs": "b"}], "output": "c"})
+
+
+def test_region_heatmap_shows_the_regions_of_a_slice():
+    widgets = pytest.importorskip("widgets")
+    pytest.importorskip("plotly")
+    reg = regions(Program.from_spec(PAPER))
+    fig = widgets.region_heatmap(reg, {0: 0, 1: 3}, tile_sizes={2: 16, 3: 16})
+    z = np.array(fig.data[0].z)
+    assert z.shape == (256, 256)
+    # one channel of the paper's regions: 254² dense, 4·254 edges, 4 corners
+    assert (z == 0).sum() == 254 * 254 and (z == 1).sum() == 4 * 254 and (z == 2).sum() == 4
+    assert len(fig.layout.shapes) == 2 * 17  # the 16×16 tile grid

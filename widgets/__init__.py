@@ -9,5 +9,6 @@ from __future__ import annotations
 
 from .domains import domain_table_html, show_domains
 from .search_view import SearchProgress, run_live
+from .volume_view import region_heatmap
 
-__all__ = ["SearchProgress", "domain_table_html", "run_live", "show_domains"]
+__all__ = ["SearchProgress", "domain_table_html", "region_heatmap", "run_live", "show_domains"]

@@ -225,6 +225,14 @@ class SDBM:
         return {self.names[i]: U[i] + r[i] for i in range(n)}
 
     def is_empty(self) -> bool:
+        n = self.n
+        if all(i == n or j == n for i, j in self.bounds):
+            # variable bounds only (a box meeting strides): each variable alone
+            for k, (m, r) in enumerate(self.congruences):
+                hi, lo = self.bounds.get((k, n)), self.bounds.get((n, k))
+                if hi is not None and lo is not None and floor_to(hi - r, m) + r < -lo:
+                    return True
+            return False
         if self.is_harmonic():
             return self.closed() is None
         return self.solution() is None

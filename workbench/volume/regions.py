@@ -274,5 +274,36 @@ def tile(reg: Regions, sizes: dict, names: dict | None = None) -> Tiling:
     return Tiling(dict(sizes), params, tiles, dense, touching)
 
 
-__all__ = ["Regions", "Slice", "Tiling", "box_hull", "count", "hyperrectangles",
-           "is_hyperrectangle", "match_slice", "regions", "tile"]
+__all__ = ["REGION_CODES", "Regions", "Slice", "Tiling", "box_hull", "count", "hyperrectangles",
+           "is_hyperrectangle", "match_slice", "regions", "slice_grid", "tile"]
+
+
+REGION_CODES = {"dense": 0, "sparse_edges": 1, "sparse_corners": 2, "static": 3,
+                "constant_dependent": 4}
+
+
+def slice_grid(reg: Regions, fixed: dict, dims: tuple = (-2, -1)):
+    """A 2-D slice of the output (the other dimensions fixed by `fixed`) as a
+    numpy array of region codes (REGION_CODES; constant-dependent elements in
+    no finer region keep code 4), filled box by box."""
+    import numpy as np
+    isl = _isl()
+    n = reg.domain.dim(isl.dim_type.set)
+    a, b = (d % n for d in dims)
+    if a == b or set(fixed) | {a, b} != set(range(n)):
+        raise WorkbenchError(f"fix every dimension but the two shown: dims {dims}, fixed "
+                             f"{sorted(fixed)} for a rank-{n} output")
+    size = [reg.domain.dim_max_val(d).to_python() + 1 for d in (a, b)]
+    grid = np.full(size, -1, dtype=int)
+    name = reg.domain.get_tuple_name()
+    iv = [f"i{k}" for k in range(n)]
+    cut = isl.Set(f"{{ {name}[{', '.join(iv)}] : "
+                  + " and ".join(f"{iv[d]} = {v}" for d, v in fixed.items()) + " }")
+    order = ["dense", "constant_dependent", "static", "sparse_edges", "sparse_corners"]
+    for key in order:  # finer regions paint over constant_dependent
+        s = getattr(reg, key).intersect(cut)
+        for box in hyperrectangles(s):
+            lo = [box.dim_min_val(d).to_python() for d in (a, b)]
+            hi = [box.dim_max_val(d).to_python() for d in (a, b)]
+            grid[lo[0]:hi[0] + 1, lo[1]:hi[1] + 1] = REGION_CODES[key]
+    return grid
