@@ -15,14 +15,14 @@ constant 0 (index n): x_i − z ≤ c. Satisfiability follows the seed:
    means no solution;
 3. HSDBM: path closure and GCD tightening (x_i − x_j can only be a multiple of
    gcd(m_i, m_j)) repeated to a fixpoint decide satisfiability (Corollary 4);
-4. general SDBM (NP-hard in general, Theorem A.1): the greatest solution is
-   found by lowering upper bounds U_i ≤ U_j + c_ij and rounding each down to a
-   multiple of m_i until a fixpoint (a solution) or a bound crosses its lower
-   bound (no solution). Variables without an upper bound start from a box
-   |x_i| ≤ (n+1)(max|c| + L): if any solution exists, one exists in that box
-   (close every gap wider than max|c| + L between sorted values by a shift of a
-   multiple of L), so the search is pseudo-polynomial, driven by L and the
-   bounds, with a worklist so only edges out of a lowered bound are re-read.
+4. general SDBM (NP-hard in general, Theorem A.1), the seed's SolveSDBM:
+   take an integral solution x* of the inequalities alone and the box of
+   radius (n+1)·L around it (if the SDBM has a solution, it has one there:
+   Lemmas 8–9, the subdeterminants of a DBM being at most 1); then lower the
+   upper bounds U_i ≤ U_j + c_ij, each rounded down to a multiple of m_i, until
+   a fixpoint (the greatest solution in the box) or a bound crossing its lower
+   bound (no solution). A worklist re-reads only the edges out of a lowered
+   bound, so the work is linear in L times the edges (pseudo-linear in L).
 """
 
 from __future__ import annotations
@@ -201,10 +201,16 @@ class SDBM:
         if not self._close(D):
             return None
         n = self.n
-        big = max([abs(c) for row in D for c in row if c != INF] + [0])
-        box = (n + 1) * (big + ms[n]) + big
-        U = [floor_to(min(box, D[i][n]), ms[i]) for i in range(n)] + [0]
-        lower = [max(-box, -D[n][i]) for i in range(n)] + [0]
+        # an integral solution of the inequalities alone (shortest-path
+        # potentials of the closed graph), shifted so that z = 0; by the
+        # seed's Lemmas 8-9 (all DBM subdeterminants are at most 1), if the
+        # SDBM has a solution it has one within (n+1)·L of it in every variable
+        pot = [min([0] + [D[i][j] for j in range(n + 1) if j != i and D[i][j] != INF])
+               for i in range(n + 1)]
+        pot = [p - pot[n] for p in pot]
+        radius = (n + 1) * ms[n]
+        U = [floor_to(min(D[i][n], pot[i] + radius), ms[i]) for i in range(n)] + [0]
+        lower = [max(-D[n][i], pot[i] - radius) for i in range(n)] + [0]
         if any(u < lo for u, lo in zip(U, lower)):
             return None
         succ = {j: [i for i in range(n) if i != j and D[i][j] != INF] for j in range(n + 1)}
