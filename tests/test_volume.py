@@ -357,3 +357,29 @@ def test_region_heatmap_shows_the_regions_of_a_slice():
     # one channel of the paper's regions: 254² dense, 4·254 edges, 4 corners
     assert (z == 0).sum() == 254 * 254 and (z == 1).sum() == 4 * 254 and (z == 2).sum() == 4
     assert len(fig.layout.shapes) == 2 * 17  # the 16×16 tile grid
+
+
+def test_volume_programs_of_workbench_kernels_and_candidate_tiles():
+    import random
+
+    import workbench as wb
+    from workbench.descent import random_fixed
+    from workbench.volume.kernels import conv_spec, tile_sizes, volume_spec
+    k = wb.kernels.matmul(m=64, n=32, k=16)
+    reg = regions(Program.from_spec(volume_spec(k)))
+    assert reg.counts()["dense"] == 64 * 32 and count(reg.constant_dependent) == 0
+    m = reg.element_map
+    assert _isl_reads(m, (3, 5)) == {("A", (3, kk)) for kk in range(16)} | \
+        {("B", (kk, 5)) for kk in range(16)}
+    reuse = Program.from_spec(volume_spec(wb.kernels.reuse_matmul(b=2, m=4, n=4, k=2)))
+    assert ("B", (1, 3)) in _isl_reads(reuse.element_map(), (1, 0, 3))  # B shared by batches
+    root = wb.Candidate.root(k)
+    assert tile_sizes(root) == ({0: 1, 1: 1}, False)  # sizes open: the smallest tile
+    fixed = random_fixed(root, random.Random(3))
+    sizes, done = tile_sizes(fixed)
+    assert done and 64 % sizes[0] == 0 and 32 % sizes[1] == 0
+    tl = tile(reg, sizes)
+    assert tl.dense_tiles.is_equal(tl.tiles)  # no constants: every tile dense
+    conv = regions(Program.from_spec(conv_spec(1, 3, 64, 64, 8, 5, 5)))
+    assert conv.counts() == {"dense": 8 * 30 * 30, "constant_dependent": 8 * (32 * 32 - 30 * 30),
+                             "static": 0, "sparse_edges": 8 * 4 * 30, "sparse_corners": 32}

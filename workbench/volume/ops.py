@@ -98,16 +98,18 @@ def conv2d_nchw_fchw(result: str, inp: str, ishape, flt: str, fshape, strides,
 
 
 def matmul(result: str, lhs: str, lshape, rhs: str, rshape) -> tuple:
-    """[.., M, K] × [.., K, N] (batch dimensions equal): a contraction."""
-    if len(lshape) != len(rshape) or len(lshape) < 2 or lshape[:-2] != rshape[:-2] \
-            or lshape[-1] != rshape[-2]:
+    """[.., M, K] × [.., K, N] (batch dimensions equal, or a rank-2 right-hand
+    side shared by every batch): a contraction."""
+    shared = len(rshape) == 2 and len(lshape) > 2
+    if len(lshape) < 2 or len(rshape) < 2 or lshape[-1] != rshape[-2] or (
+            not shared and (len(lshape) != len(rshape) or lshape[:-2] != rshape[:-2])):
         raise WorkbenchError(f"matmul shapes do not chain: {list(lshape)} × {list(rshape)}")
     batch = _idx("b", len(lshape) - 2)
     out = [*lshape[:-1], rshape[-1]]
     r = [*batch, "i", "j"]
     dom = [*_box(r, out), f"0 <= k < {lshape[-1]}"]
     return out, (f"{_map(result, r, lhs, [*batch, 'i', 'k'], dom)}; "
-                 f"{_map(result, r, rhs, [*batch, 'k', 'j'], dom)}")
+                 f"{_map(result, r, rhs, [*(() if shared else batch), 'k', 'j'], dom)}")
 
 
 def outer(result: str, a: str, ashape, b: str, bshape) -> tuple:
