@@ -28,6 +28,7 @@ test: $(VENV)/.test
 bench: $(VENV)/.test
 	$(BIN)/python benchmarks/bench_propagation.py
 	$(BIN)/python benchmarks/bench_bound.py
+	$(BIN)/python benchmarks/bench_volume.py
 
 clean:
 	rm -rf $(VENV) *.egg-info
