@@ -11,6 +11,8 @@ import subprocess
 import sys
 
 import numpy as np
+from pathlib import Path
+
 import pytest
 from gpu_cases import BOUND_TARGETS, SMALL, build, cpu_records, fixed_candidates
 
@@ -115,8 +117,13 @@ def test_target_files_document_every_number():
 
 
 def test_bad_input_is_a_clear_error():
+    from toy_kernel import toy
+    space = str(Path(__file__).parent / "spaces" / "loops.space")
     with pytest.raises(WorkbenchError, match="GPU space"):
-        wb.bound(wb.Candidate.root(wb.kernels.random_basic_block(6, seed=1)))
+        wb.bound(wb.Candidate.root(toy(), space))
+    # a basic block has its own model (thesis §2.4, tests/test_search.py)
+    assert wb.bound(wb.Candidate.root(wb.kernels.random_basic_block(6, seed=1))).target \
+        == "basic_block (cycles)"
     with pytest.raises(WorkbenchError, match="no target 'nope'"):
         wb.bound(wb.Candidate.root(wb.kernels.axpy(1024)), target="nope")
 
