@@ -9,10 +9,9 @@ import json
 import math
 import subprocess
 import sys
-
-import numpy as np
 from pathlib import Path
 
+import numpy as np
 import pytest
 from gpu_cases import BOUND_TARGETS, SMALL, build, cpu_records, fixed_candidates
 
