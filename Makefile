@@ -20,7 +20,7 @@ $(VENV)/.test: pyproject.toml | $(BIN)/python
 
 lab: $(VENV)/.lab
 	$(BIN)/jupyter lab --ip=127.0.0.1 $(ROOT_FLAG) --ServerApp.root_dir=. \
-		--LabApp.default_url=/lab/tree/notebooks/01_basic_block_scheduling.ipynb
+		--LabApp.default_url=/lab/tree/notebooks/00_explorer.ipynb
 
 test: $(VENV)/.test
 	$(BIN)/python -m pytest

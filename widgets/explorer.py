@@ -1,0 +1,338 @@
+"""The candidate explorer: one `display(CandidateExplorer(kernel))` away from
+a kernel. Views only — every number comes from `workbench.session.Session`
+and the engine; clicks call the session.
+
+Panels: choices (each remaining value with the bound of its child, dead ends
+and values whose bound reaches the best measured time marked, a click forces
+the decision), bound (value, one sentence, the justification tree), path
+(each decision with the bound after it; jump back to any step), domains
+(remaining values per generic choice, what the last decision pruned and by
+which constraint), code (CUDA of a fixed candidate; Run measures it on the
+GPU when there is one, else on the CPU, into the record store), timings
+(bound against measured, the CDF of measured/bound, best against
+evaluations), sparsity (regions of the output with the tiles the size
+decisions imply) and search (from the current candidate; adopt its best as
+a branch).
+"""
+
+from __future__ import annotations
+
+import html
+import time
+
+from workbench.errors import DeadEnd, InvalidDecision, WorkbenchError
+from workbench.model.justification import fmt_time
+from workbench.session import Session
+
+
+def _w():
+    import ipywidgets
+    return ipywidgets
+
+
+class CandidateExplorer:
+    def __init__(self, kernel_or_session, target: str | None = None, state_path=None,
+                 store="default", max_choices: int = 12, backend: str | None = None):
+        import workbench as wb
+        if isinstance(kernel_or_session, Session):
+            self.session = kernel_or_session
+        else:
+            root = kernel_or_session if isinstance(kernel_or_session, wb.Candidate) \
+                else wb.Candidate.root(kernel_or_session)
+            self.session = Session(root, target, state_path, store)
+        self.max_choices = max_choices
+        self.backend = backend or _default_backend()
+        self.message = ""
+        self.last_refresh_ms = 0.0
+        self._build()
+        self.refresh()
+
+    # ------------------------------------------------------------- layout
+    def _build(self) -> None:
+        w = _w()
+        self.title = w.HTML()
+        self.status = w.HTML()
+        self.undo_b = w.Button(description="Undo", icon="undo")
+        self.redo_b = w.Button(description="Redo", icon="repeat")
+        self.reset_b = w.Button(description="Reset")
+        self.branch_b = w.Button(description="Branch", icon="code-fork")
+        self.branches = w.Dropdown(description="branch", layout=w.Layout(width="220px"))
+        self.undo_b.on_click(lambda _: self._do(self.session.undo))
+        self.redo_b.on_click(lambda _: self._do(self.session.redo))
+        self.reset_b.on_click(lambda _: self._do(self.session.reset))
+        self.branch_b.on_click(lambda _: self._do(self.session.new_branch))
+        self.branches.observe(self._on_branch, names="value")
+        self.filter = w.Text(placeholder="filter: choice or object", layout=w.Layout(width="260px"))
+        self.filter.observe(lambda _: self._refresh_choices(), names="value")
+        self.hint = w.Checkbox(description="most discriminating first", value=False)
+        self.hint.observe(lambda _: self._refresh_choices(), names="value")
+        self.choices_box = w.VBox()
+        self.bound_html = w.HTML()
+        self.path_box = w.VBox()
+        self.domains_html = w.HTML()
+        self.code_html = w.HTML()
+        self.run_b = w.Button(description="Run", icon="play")
+        self.run_b.on_click(lambda _: self.run_current())
+        self.run_out = w.HTML()
+        self.timings_box = w.VBox()
+        self.sparsity_box = w.VBox()
+        self.search_budget = w.BoundedIntText(value=20, min=1, max=10000, description="budget")
+        self.search_b = w.Button(description="Search", icon="search")
+        self.adopt_b = w.Button(description="Adopt best as branch", disabled=True)
+        self.search_b.on_click(lambda _: self.start_search())
+        self.adopt_b.on_click(lambda _: self.adopt_search())
+        self.search_box = w.VBox([w.HBox([self.search_budget, self.search_b, self.adopt_b])])
+        self.tabs = w.Tab(children=[
+            self.bound_html, self.path_box, self.domains_html,
+            w.VBox([w.HBox([self.run_b]), self.run_out, self.code_html]),
+            self.timings_box, self.sparsity_box, self.search_box])
+        for k, t in enumerate(("Bound", "Path", "Domains", "Code", "Timings", "Sparsity",
+                               "Search")):
+            self.tabs.set_title(k, t)
+        self.tabs.observe(lambda _: self._refresh_lazy(), names="selected_index")
+        left = w.VBox([w.HBox([self.filter, self.hint]), self.choices_box],
+                      layout=w.Layout(width="46%"))
+        self.widget = w.VBox([
+            self.title, w.HBox([self.undo_b, self.redo_b, self.reset_b, self.branch_b,
+                                self.branches]),
+            self.status, w.HBox([left, w.Box([self.tabs], layout=w.Layout(width="54%"))])])
+        self.search = None
+
+    def _ipython_display_(self):
+        from IPython.display import display
+        display(self.widget)
+
+    # ------------------------------------------------------------- actions
+    def _do(self, fn, *args) -> None:
+        try:
+            fn(*args)
+            self.message = ""
+        except (InvalidDecision, DeadEnd, WorkbenchError) as exc:
+            self.message = f"<span style='color:#b00'>{html.escape(str(exc))}</span>"
+        self.refresh()
+
+    def force(self, choice: str, objects, value) -> None:
+        """What a click on a value does."""
+        self._do(self.session.apply, choice, tuple(objects), value)
+
+    def _on_branch(self, change) -> None:
+        if change["new"] is not None and change["new"] != self.session.current:
+            self._do(self.session.switch, change["new"])
+
+    def run_current(self) -> dict | None:
+        from workbench.runtime import evaluate, summary
+        cand = self.session.cand
+        if not cand.is_fixed:
+            self.run_out.value = "fix every choice first"
+            return None
+        rec = evaluate([cand], self.backend, store=self.session.store)[0]
+        s = summary(rec)
+        ref = (f", reference {fmt_time(s['reference_median_ns'])}"
+               if s.get("reference_median_ns") else "")
+        self.run_out.value = (f"<b>{s['status']}</b> on {self.backend}: median "
+                              f"{fmt_time(s['median_ns']) if s['median_ns'] else '—'} "
+                              f"(bound {fmt_time(s['bound_ns'])}{ref}) "
+                              f"{html.escape(s['message'][:200])}")
+        self.refresh()
+        return rec
+
+    def start_search(self):
+        from workbench.search import Search
+
+        from .search_view import SearchProgress
+        self.search = Search(self.session.cand, self.backend, budget=self.search_budget.value,
+                             workers=0, store=self.session.store)
+        view = SearchProgress(self.search.budget, "search").attach(self.search)
+        self.search.callbacks.append(lambda ev: setattr(self.adopt_b, "disabled", False))
+        self.search_box.children = [self.search_box.children[0], view.widget()]
+        return self.search.run_in_background()
+
+    def adopt_search(self) -> None:
+        if self.search is None or self.search.best_candidate() is None:
+            return
+        self._do(self.session.new_branch, f"search {len(self.session.branches)}",
+                 self.search.best_candidate())
+
+    # ------------------------------------------------------------- refresh
+    def refresh(self) -> None:
+        t0 = time.perf_counter()
+        s, cand = self.session, self.session.cand
+        b = s.bound()
+        best = s.best_measured_ns()
+        state = "fixed" if cand.is_fixed else f"{cand.open_count()} open choices"
+        self.title.value = (f"<h3 style='margin:4px 0'>{html.escape(cand.kernel.name)} "
+                            f"{html.escape(str(cand.problem.root_problem.kernel.spec()))}</h3>")
+        self.status.value = (f"<b>bound {fmt_time(b.value_ns)}</b> · {state} · "
+                             f"{len(cand.trail)} decisions · best measured "
+                             f"{fmt_time(best) if best else '—'} {self.message}")
+        self.undo_b.disabled = s.branch.pos == 0
+        self.redo_b.disabled = s.branch.pos + 1 >= len(s.branch.history)
+        opts = [(br.name, k) for k, br in enumerate(s.branches)]
+        if list(self.branches.options) != opts:
+            self.branches.options = opts
+        self.branches.value = s.current
+        self._refresh_choices()
+        self._refresh_bound(b)
+        self._refresh_path()
+        self._refresh_domains()
+        self._refresh_code()
+        self._refresh_lazy()
+        self.last_refresh_ms = (time.perf_counter() - t0) * 1e3
+
+    def _listed(self) -> list:
+        cand = self.session.cand
+        chs = cand.choices()
+        f = self.filter.value.strip().lower()
+        if f:
+            chs = [c for c in chs if f in c.name.lower() or any(f in o.lower() for o in c.objects)]
+        if self.hint.value and chs:
+            from workbench.model.lookahead import rank_choices
+            try:
+                rank = {(r.choice, r.objects): k for k, r in
+                        enumerate(rank_choices(cand, self.session.target,
+                                               parent=self.session.bound()))}
+            except WorkbenchError:
+                rank = {}
+            chs.sort(key=lambda c: rank.get((c.name, c.objects), len(rank)))
+        return chs[:self.max_choices]
+
+    def _refresh_choices(self) -> None:
+        w = _w()
+        rows = []
+        for ch in self._listed():
+            buttons = []
+            for o in self.session.options(ch.name, ch.objects):
+                label = o.value if o.bound_ns is None else f"{o.value} · {fmt_time(o.bound_ns)}"
+                btn = w.Button(description=label, layout=w.Layout(width="auto"),
+                               tooltip=o.dead_end or ("bound ≥ best measured time"
+                                                      if o.above_best else "force this value"),
+                               disabled=o.bound_ns is None,
+                               button_style="danger" if o.bound_ns is None else
+                               "warning" if o.above_best else "")
+                btn.on_click(lambda _, c=ch, v=o.value: self.force(c.name, c.objects, v))
+                buttons.append(btn)
+            rows.append(w.HBox([w.HTML(f"<code>{html.escape(ch.name)}("
+                                       f"{html.escape(', '.join(ch.objects))})</code>",
+                                       layout=w.Layout(width="180px")), *buttons]))
+        more = len(self.session.cand.choices()) - len(rows)
+        if more > 0:
+            rows.append(w.HTML(f"<i>{more} more open choices (filter to see them)</i>"))
+        self.choices_box.children = rows
+
+    def _refresh_bound(self, b) -> None:
+        self.bound_html.value = (f"<p><b>{fmt_time(b.value_ns)}</b> on {html.escape(b.target)}: "
+                                 f"{html.escape(b.justification.text)}</p>"
+                                 + b.justification.to_html())
+
+    def _refresh_path(self) -> None:
+        w = _w()
+        rows = []
+        prev = None
+        for step, d, ns in self.session.path_bounds():
+            what = "root" if d is None else \
+                f"{d.choice}({', '.join(d.objects)}) = {'|'.join(d.values)}"
+            raised = "" if prev is None or ns <= prev else \
+                f" <span style='color:#b00'>+{fmt_time(ns - prev)}</span>"
+            btn = w.Button(description=f"{step}", layout=w.Layout(width="48px"),
+                           button_style="info" if step == self.session.branch.pos else "")
+            btn.on_click(lambda _, k=step: self._do(self.session.jump, k))
+            rows.append(w.HBox([btn, w.HTML(f"{html.escape(what)} → {fmt_time(ns)}{raised}")]))
+            prev = ns
+        self.path_box.children = rows
+
+    def _refresh_domains(self) -> None:
+        cand = self.session.cand
+        per: dict = {}
+        for ch in cand.choices(include_fixed=True):
+            n_open, n_all, vals = per.get(ch.name, (0, 0, 0))
+            per[ch.name] = (n_open + (len(ch.values) > 1), n_all + 1, vals + len(ch.values))
+        rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{o}</td><td>{a}</td><td>{v}</td></tr>"
+                       for k, (o, a, v) in sorted(per.items()))
+        pruned = "".join(f"<li>{html.escape(str(p))}</li>" for p in cand.pruned()[:40])
+        self.domains_html.value = (
+            "<table><tr><th>choice</th><th>open</th><th>instances</th><th>values left</th></tr>"
+            f"{rows}</table><p><b>last decision pruned</b></p><ul>{pruned or '<li>—</li>'}</ul>")
+
+    def _refresh_code(self) -> None:
+        cand = self.session.cand
+        self.run_b.disabled = not cand.is_fixed
+        if not cand.is_fixed:
+            self.code_html.value = "<i>the CUDA appears once every choice is fixed</i>"
+            return
+        from workbench.codegen import generate
+        g = generate(cand)
+        self.code_html.value = (f"<pre style='font-size:11px;max-height:420px;overflow:auto'>"
+                                f"{html.escape(g.cuda)}</pre><p>launch {g.launch}</p>")
+
+    def _refresh_lazy(self) -> None:
+        tab = self.tabs.selected_index
+        if tab == 4:
+            self.refresh_timings()
+        elif tab == 5:
+            self.refresh_sparsity()
+
+    def refresh_timings(self):
+        import numpy as np
+        import plotly.graph_objects as go
+        df = self.session.records()
+        fig = go.FigureWidget(layout={"height": 330, "margin": {"l": 50, "r": 10, "t": 30,
+                                                                  "b": 40}})
+        if len(df) and "median_ns" in df and "bound_ns" in df:
+            ok = df[(df["status"] == "ok") & df["bound_ns"].notna()]
+            x, y = ok["bound_ns"] / 1e3, ok["median_ns"] / 1e3
+            fig.add_scatter(x=x, y=y, mode="markers", name="implementations")
+            top = float(max(x.max(), y.max())) if len(ok) else 1.0
+            fig.add_scatter(x=[0, top], y=[0, top], mode="lines", name="y = x",
+                            line={"dash": "dot"})
+            if "reference_median_ns" in ok and ok["reference_median_ns"].notna().any():
+                r = float(ok["reference_median_ns"].dropna().median()) / 1e3
+                fig.add_hline(y=r, annotation_text=str(ok["reference"].dropna().iloc[0]))
+            fig.update_layout(xaxis_title="bound (µs)", yaxis_title="measured (µs)",
+                              title="bound against measured")
+            ratio = np.sort((ok["median_ns"] / ok["bound_ns"]).to_numpy())
+            cdf = go.FigureWidget(layout={"height": 260, "title": "CDF of measured / bound",
+                                          "xaxis_type": "log"})
+            cdf.add_scatter(x=ratio, y=np.arange(1, len(ratio) + 1) / max(len(ratio), 1),
+                            mode="lines", line={"shape": "hv"})
+            best = np.minimum.accumulate(df["median_ns"].fillna(np.inf).to_numpy()) / 1e3
+            bfig = go.FigureWidget(layout={"height": 260, "title": "best against evaluations"})
+            bfig.add_scatter(y=best, mode="lines", line={"shape": "hv"})
+            self.timings_box.children = [fig, cdf, bfig]
+        else:
+            self.timings_box.children = [_w().HTML("<i>no measurement of this kernel yet: "
+                                                   "fix a candidate and Run, or Search</i>")]
+        return self.timings_box.children
+
+    def refresh_sparsity(self):
+        from workbench.volume import Program, regions
+        from workbench.volume.kernels import tile_sizes, volume_spec
+
+        from .volume_view import region_heatmap
+        cand = self.session.cand
+        try:
+            reg = regions(Program.from_spec(volume_spec(cand.problem.root_problem.kernel)))
+        except WorkbenchError as exc:
+            self.sparsity_box.children = [_w().HTML(f"<i>{html.escape(str(exc))}</i>")]
+            return None
+        sizes, fixed = tile_sizes(cand)
+        n = len(reg.domain.get_space().get_var_names(__import__("islpy").dim_type.set))
+        if n < 2:
+            self.sparsity_box.children = [_w().HTML(f"regions: {reg.counts()}")]
+            return None
+        fig = region_heatmap(reg, {d: 0 for d in range(n - 2)}, (-2, -1), sizes,
+                             title=f"{reg.output}: tiles {sizes}"
+                                   f"{'' if fixed else ' (smallest still possible)'}")
+        import plotly.graph_objects as go
+        self.sparsity_box.children = [go.FigureWidget(fig)]
+        return fig
+
+
+def _default_backend() -> str:
+    from workbench.runtime.cuda import CudaBackend
+    try:
+        return "cuda" if CudaBackend().device != "none" else "cpu"
+    except Exception:  # noqa: BLE001 - no CuPy, a broken driver: the CPU measures
+        return "cpu"
+
+
+__all__ = ["CandidateExplorer"]

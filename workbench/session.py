@@ -1,0 +1,238 @@
+"""An exploration session: the state behind the candidate explorer, in plain
+Python (the widgets only render it and forward clicks).
+
+Branches of candidates side by side; in each, the candidates from the root
+down to the current one (undo is stepping back, redo stepping forward along
+the decisions undone, a jump is stepping to any earlier decision); bounds
+and look-ahead cached by candidate digest; the best measured time of the
+kernel from the record store. The whole state — kernel, target, the trail
+and the undone decisions of every branch — saves to JSON and, with a path,
+after every change, so a restarted notebook kernel loses nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .candidate import Candidate, Decision
+from .errors import DeadEnd, InvalidDecision, WorkbenchError
+
+FORMAT = "workbench.explorer/1"
+
+
+@dataclass
+class Branch:
+    name: str
+    history: list  # candidates from the root (index 0) down
+    pos: int = 0  # index of the current candidate in history
+    note: str = ""
+
+    @property
+    def cand(self) -> Candidate:
+        return self.history[self.pos]
+
+
+@dataclass(frozen=True)
+class Option:
+    """One remaining value of a choice, with the bound of the child."""
+    value: str
+    bound_ns: float | None  # None: the value leads to a dead end
+    dead_end: str = ""
+    above_best: bool = False  # the child's bound reaches the best measured time
+
+
+@dataclass
+class Session:
+    root: Candidate
+    target: str | None = None
+    path: str | Path | None = None  # autosave file
+    store: object = "default"
+    branches: list = field(default_factory=list)
+    current: int = 0
+
+    def __post_init__(self):
+        if not self.branches:
+            self.branches = [Branch("main", [self.root])]
+        self._bounds: dict = {}
+
+    # -------------------------------------------------------------- state
+    @property
+    def branch(self) -> Branch:
+        return self.branches[self.current]
+
+    @property
+    def cand(self) -> Candidate:
+        return self.branch.cand
+
+    def apply(self, choice: str, objects, value) -> Candidate:
+        """Force a decision; on InvalidDecision or DeadEnd nothing changes."""
+        b = self.branch
+        new = b.cand.apply(choice, tuple(objects), value)  # raises before any change
+        del b.history[b.pos + 1:]
+        b.history.append(new)
+        b.pos += 1
+        self._autosave()
+        return new
+
+    def undo(self) -> Candidate:
+        if self.branch.pos > 0:
+            self.branch.pos -= 1
+            self._autosave()
+        return self.cand
+
+    def redo(self) -> Candidate:
+        b = self.branch
+        if b.pos + 1 < len(b.history):
+            b.pos += 1
+            self._autosave()
+        return self.cand
+
+    def jump(self, step: int) -> Candidate:
+        """Back (or forward) to the candidate after `step` decisions."""
+        b = self.branch
+        if not 0 <= step < len(b.history):
+            raise WorkbenchError(f"no step {step}: this branch has steps 0 to "
+                                 f"{len(b.history) - 1}")
+        b.pos = step
+        self._autosave()
+        return self.cand
+
+    def reset(self) -> Candidate:
+        return self.jump(0)
+
+    def new_branch(self, name: str | None = None, cand: Candidate | None = None) -> Branch:
+        """A new branch from the current candidate, or from `cand` (e.g. the
+        best a search found: its trail is replayed from the root)."""
+        name = name or f"branch {len(self.branches)}"
+        if any(b.name == name for b in self.branches):
+            raise WorkbenchError(f"a branch is already named {name!r}")
+        if cand is None:
+            history = list(self.branch.history[:self.branch.pos + 1])
+        else:
+            history = self._prefixes([d.to_dict() for d in cand.trail])
+        self.branches.append(Branch(name, history, len(history) - 1))
+        self.current = len(self.branches) - 1
+        self._autosave()
+        return self.branch
+
+    def switch(self, index: int) -> Candidate:
+        if not 0 <= index < len(self.branches):
+            raise WorkbenchError(f"no branch {index}")
+        self.current = index
+        self._autosave()
+        return self.cand
+
+    # ------------------------------------------------------------- bounds
+    def bound(self, cand: Candidate | None = None):
+        from .model import bound
+        cand = cand or self.cand
+        key = cand.digest()
+        if key not in self._bounds:
+            self._bounds[key] = bound(cand, self.target)
+        return self._bounds[key]
+
+    def path_bounds(self) -> list:
+        """(step, decision or None, bound in ns) for the current branch."""
+        b = self.branch
+        out = [(0, None, self.bound(b.history[0]).value_ns)]
+        for k, c in enumerate(b.history[1:], 1):
+            out.append((k, c.trail[-1], self.bound(c).value_ns))
+        return out
+
+    def options(self, choice: str, objects) -> list[Option]:
+        """Each remaining value with the bound of its child (look-ahead)."""
+        cand, best = self.cand, self.best_measured_ns()
+        parent = self.bound(cand)
+        out = []
+        for value in sorted(cand.domain(choice, tuple(objects))):
+            try:
+                child = cand.apply(choice, tuple(objects), value)
+            except DeadEnd as exc:
+                out.append(Option(value, None, str(exc)))
+                continue
+            b = max(self.bound(child).value_ns, parent.value_ns)
+            out.append(Option(value, b, "", best is not None and b >= best))
+        return out
+
+    def best_measured_ns(self) -> float | None:
+        """Best median time of this kernel (same sizes) in the record store."""
+        rows = self._rows()
+        ok = [r["median_ns"] for r in rows if r.get("status") == "ok" and r.get("median_ns")]
+        return min(ok) if ok else None
+
+    def _rows(self) -> list:
+        if self.store is None:
+            return []
+        from .runtime.records import RecordStore
+        st = RecordStore() if self.store == "default" else (
+            self.store if isinstance(self.store, RecordStore) else RecordStore(self.store))
+        spec = self.root.problem.root_problem.kernel.spec()
+        try:
+            return [r for r in st.rows() if r.get("sizes") == spec]
+        except (OSError, WorkbenchError):
+            return []
+
+    def records(self):
+        import pandas as pd
+        return pd.DataFrame(self._rows())
+
+    # --------------------------------------------------------- persistence
+    def _prefixes(self, trail: list) -> list:
+        """The candidates after 0, 1, … decisions of `trail`."""
+        out = [self.root]
+        for d in trail:
+            dd = Decision.from_dict(d)
+            out.append(out[-1].restrict(dd.choice, dd.objects, dd.values))
+        return out
+
+    def to_json(self) -> str:
+        kernel = self.root.problem.root_problem.kernel
+        return json.dumps({
+            "format": FORMAT, "kernel": kernel.spec(), "space": self.root.space.name,
+            "target": self.target, "current": self.current,
+            "branches": [{"name": b.name, "pos": b.pos, "note": b.note,
+                          "trail": [d.to_dict() for d in b.history[-1].trail]}
+                         for b in self.branches]})
+
+    def save(self, path: str | Path | None = None) -> Path:
+        path = Path(path or self.path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+        with os.fdopen(fd, "w") as fh:  # write then rename: never a half-written file
+            fh.write(self.to_json())
+        os.replace(tmp, path)
+        return path
+
+    def _autosave(self) -> None:
+        if self.path is not None:
+            self.save()
+
+    @classmethod
+    def load(cls, path: str | Path, store="default", autosave: bool = True) -> Session:
+        from . import kernels
+        try:
+            data = json.loads(Path(path).read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise WorkbenchError(f"cannot read the explorer state {path}: {exc}") from None
+        if data.get("format") != FORMAT:
+            raise WorkbenchError(f"{path} is not a {FORMAT} file")
+        kernel = kernels.from_spec(data["kernel"])
+        root = Candidate.root(kernel, data["space"].removesuffix(".space"))
+        s = cls(root, data.get("target"), path if autosave else None, store)
+        s.branches = []
+        for b in data["branches"]:
+            try:
+                hist = s._prefixes(b["trail"])
+            except (InvalidDecision, DeadEnd) as exc:
+                raise WorkbenchError(f"branch {b['name']!r} no longer replays: {exc}") from None
+            s.branches.append(Branch(b["name"], hist, min(b.get("pos", len(hist) - 1),
+                                                            len(hist) - 1), b.get("note", "")))
+        s.current = min(data.get("current", 0), len(s.branches) - 1)
+        return s
+
+
+__all__ = ["Branch", "Option", "Session"]
