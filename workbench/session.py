@@ -145,18 +145,12 @@ class Session:
 
     def options(self, choice: str, objects) -> list[Option]:
         """Each remaining value with the bound of its child (look-ahead)."""
-        cand, best = self.cand, self.best_measured_ns()
-        parent = self.bound(cand)
-        out = []
-        for value in sorted(cand.domain(choice, tuple(objects))):
-            try:
-                child = cand.apply(choice, tuple(objects), value)
-            except DeadEnd as exc:
-                out.append(Option(value, None, str(exc)))
-                continue
-            b = max(self.bound(child).value_ns, parent.value_ns)
-            out.append(Option(value, b, "", best is not None and b >= best))
-        return out
+        from .model.lookahead import lookahead
+        best = self.best_measured_ns()
+        kids = lookahead(self.cand, choice, tuple(objects), self.target, parent=self.bound())
+        return [Option(k.value, None, k.error) if k.bound is None else
+                Option(k.value, k.value_ns, "", best is not None and k.value_ns >= best)
+                for k in kids]
 
     def best_measured_ns(self) -> float | None:
         """Best median time of this kernel (same sizes) in the record store."""
