@@ -27,7 +27,7 @@ from workbench.search.branch_and_bound import (
     schedule_cost,
 )
 from workbench.search.estimate import chen, count_nodes, knuth, nodes_at, space_size
-from workbench.search.tree import model_weights, weighted_pick
+from workbench.search.tree import children, model_weights, weighted_pick
 
 
 @functools.cache
@@ -303,14 +303,7 @@ def test_nodes_at_depth_and_pruning_against_exhaustive_counts():
 
 
 def _children(cand):
-    ch = choice_order("thesis").next(cand)
-    out = []
-    for v in ch.values:
-        try:
-            out.append(cand.apply(ch.name, ch.objects, v))
-        except wb.DeadEnd:
-            pass
-    return out
+    return [kid for _, kid in children(cand, choice_order("thesis").next(cand))[0]]
 
 
 def test_reproduce_command_runs(capsys):

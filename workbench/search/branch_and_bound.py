@@ -15,9 +15,8 @@ import time
 from dataclasses import dataclass, field
 
 from ..candidate import Candidate
-from ..errors import DeadEnd
 from .orders import choice_order
-from .tree import CAUSES
+from .tree import CAUSES, children
 
 
 @dataclass
@@ -57,16 +56,10 @@ def branch_and_bound(root: Candidate, cost_fn, bound_fn=None, order="thesis",
             if cost < res.best_cost:
                 res.best, res.best_cost = cand, cost
             return
-        ch = order.next(cand)
-        kids = []
-        for v in ch.values:
-            try:
-                kid = cand.apply(ch.name, ch.objects, v)
-            except DeadEnd:
-                res.cuts["constraints"] += 1
-                continue
-            kids.append((max(bound_fn(kid), b), v, kid))
-        kids.sort(key=lambda x: (x[0], x[1]))
+        got, dead = children(cand, order.next(cand))
+        res.cuts["constraints"] += dead
+        kids = sorted(((max(bound_fn(kid), b), v, kid) for v, kid in got),
+                      key=lambda x: (x[0], x[1]))
         for kb, _, kid in kids:
             if kb >= res.best_cost:  # so are the rest: they are sorted
                 res.cuts["model"] += 1

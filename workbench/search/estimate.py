@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from ..candidate import Candidate
 from ..errors import DeadEnd
 from .orders import choice_order
+from .tree import children
 
 
 @dataclass(frozen=True)
@@ -113,12 +114,7 @@ def chen_probe(root: Candidate, rng: random.Random, order="thesis") -> float:
         if node.is_fixed:
             total += w
             continue
-        ch = order.next(node)
-        for v in ch.values:
-            try:
-                kid = node.apply(ch.name, ch.objects, v)
-            except DeadEnd:
-                continue
+        for _, kid in children(node, order.next(node))[0]:
             k2 = (key[0] + 1, kid.open_count())
             if k2 in queue:
                 rep, w2 = queue[k2]
@@ -161,12 +157,7 @@ def count_nodes(root: Candidate, depth: int, order="thesis", bound_fn=None,
             continue
         if cand.is_fixed:
             continue
-        ch = order.next(cand)
-        for v in ch.values:
-            try:
-                kid = cand.apply(ch.name, ch.objects, v)
-            except DeadEnd:
-                continue
+        for _, kid in children(cand, order.next(cand))[0]:
             stack.append((kid, d + 1, cut or (bound_fn is not None and bound_fn(kid) >= threshold)))
     return total, kept
 

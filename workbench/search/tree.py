@@ -154,21 +154,29 @@ def tree_policy(spec):
     raise WorkbenchError(f"unknown tree policy {spec!r}: use tag or uct")
 
 
+def children(cand: Candidate, choice: Choice) -> tuple[list, int]:
+    """[(value, child)] for every remaining value of `choice` whose decision
+    propagates, and how many ran into a dead end."""
+    kids, dead = [], 0
+    for value in choice.values:
+        try:
+            kids.append((value, cand.apply(choice.name, choice.objects, value)))
+        except DeadEnd:
+            dead += 1
+    return kids, dead
+
+
 def expand(node: Node, choice: Choice, bound_fn, cuts: dict) -> None:
     """One child per remaining value; dead ends are cut (constraints)."""
     node.choice = choice
-    node.children = []
-    for value in choice.values:
-        try:
-            child = node.cand.apply(choice.name, choice.objects, value)
-        except DeadEnd:
-            cuts["constraints"] += 1
-            continue
-        node.children.append(Node(child, max(bound_fn(child), node.bound_ns), node, value))
+    kids, dead = children(node.cand, choice)
+    cuts["constraints"] += dead
+    node.children = [Node(child, max(bound_fn(child), node.bound_ns), node, value)
+                     for value, child in kids]
     if not node.children:
         node.cut = "backtrack"
         cuts["backtrack"] += 1
 
 
-__all__ = ["CAUSES", "TAG", "UCT", "Node", "expand", "model_weights", "tree_policy",
+__all__ = ["CAUSES", "TAG", "UCT", "Node", "children", "expand", "model_weights", "tree_policy",
            "weighted_pick"]
