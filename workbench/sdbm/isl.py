@@ -11,16 +11,13 @@ from __future__ import annotations
 
 import math
 
+import islpy as isl
+
 from .system import SDBM, NotSDBM
 
 
-def _isl():
-    import islpy
-    return islpy
-
-
 def to_isl(s: SDBM):
-    return _isl().BasicSet(s.to_isl_string())
+    return isl.BasicSet(s.to_isl_string())
 
 
 def _crt(a: tuple, b: tuple) -> tuple | None:
@@ -36,7 +33,6 @@ def _crt(a: tuple, b: tuple) -> tuple | None:
 
 
 def from_isl(bset) -> SDBM:
-    isl = _isl()
     if isinstance(bset, str):
         bset = isl.BasicSet(bset)
     if isinstance(bset, isl.Set):

@@ -12,18 +12,15 @@ from __future__ import annotations
 
 import itertools
 
+import islpy as isl
+
 from ..sdbm import SDBM, NotSDBM, from_isl
-
-
-def _isl():
-    import islpy
-    return islpy
 
 
 def pieces(s) -> list:
     """(isl basic set, SDBM or None) for each piece of a set."""
     out = []
-    for b in _isl().Set(str(s)).get_basic_sets():
+    for b in isl.Set(str(s)).get_basic_sets():
         try:
             out.append((b, from_isl(b)))
         except NotSDBM:
@@ -43,7 +40,7 @@ def boxed(s: SDBM, lo, hi) -> SDBM:
 def isl_box(name: str, lo, hi):
     iv = [f"i{k}" for k in range(len(lo))]
     cond = " and ".join(f"{a} <= {v} <= {z}" for v, a, z in zip(iv, lo, hi))
-    return _isl().BasicSet(f"{{ {name}[{', '.join(iv)}] : {cond} }}")
+    return isl.BasicSet(f"{{ {name}[{', '.join(iv)}] : {cond} }}")
 
 
 def tile_boxes(shape, sizes: dict):
@@ -60,7 +57,7 @@ def tile_boxes(shape, sizes: dict):
 def touching_tiles(region, shape, sizes: dict, method: str = "sdbm") -> set:
     """Tile indices whose box meets `region` (e.g. the constant-dependent set)."""
     ps = pieces(region)
-    name = _isl().Set(str(region)).get_tuple_name()
+    name = isl.Set(str(region)).get_tuple_name()
     out = set()
     for q, lo, hi in tile_boxes(shape, sizes):
         for b, s in ps:

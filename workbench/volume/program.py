@@ -16,13 +16,10 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import islpy as isl
+
 from ..errors import WorkbenchError
 from . import ops
-
-
-def _isl():
-    import islpy
-    return islpy
 
 
 def box_set(name: str, shape) -> str:
@@ -119,10 +116,10 @@ class Program:
 
     # ------------------------------------------------------------ the model
     def domain(self, name: str):
-        return _isl().UnionSet(box_set(name, self.shapes[name]))
+        return isl.UnionSet(box_set(name, self.shapes[name]))
 
     def op_map(self, name: str):
-        return _isl().UnionMap(f"{{ {self.maps[name]} }}")
+        return isl.UnionMap(f"{{ {self.maps[name]} }}")
 
     def element_map(self, output: str | None = None):
         """The program's volume element map from `output` (default: the

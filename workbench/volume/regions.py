@@ -15,14 +15,11 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+import islpy as isl
+
 from ..errors import WorkbenchError
 from .ops import PAD_TAG
 from .program import Program
-
-
-def _isl():
-    import islpy
-    return islpy
 
 
 def _sets(uset) -> list:
@@ -38,7 +35,7 @@ def count(s) -> int:
     """Number of elements of a parameter-free set (isl count_val, per disjoint piece)."""
     if s is None or s.is_empty():
         return 0
-    if s.dim(_isl().dim_type.param):
+    if s.dim(isl.dim_type.param):
         raise WorkbenchError("count a set with parameters only after fixing them")
     return int(s.count_val().to_python())
 
@@ -70,7 +67,6 @@ class Regions:
 
 
 def regions(program: Program, output: str | None = None) -> Regions:
-    isl = _isl()
     out = output or program.output
     m = program.element_map(out)
     dom = isl.Set(str(program.domain(out)))
@@ -111,12 +107,11 @@ def regions(program: Program, output: str | None = None) -> Regions:
 def is_hyperrectangle(bset) -> bool:
     """Equal to its box hull (Def. 4.5)."""
     box = box_hull(bset)
-    return box is not None and box.is_equal(_isl().Set(str(bset)))
+    return box is not None and box.is_equal(isl.Set(str(bset)))
 
 
 def box_hull(bset):
     """The smallest hyperrectangle holding a bounded parameter-free set."""
-    isl = _isl()
     s = isl.Set(str(bset))
     if s.is_empty():
         return None
@@ -133,7 +128,6 @@ def hyperrectangles(s) -> list:
     """Disjoint hyperrectangles covering `s` (the input of Algorithm 1):
     the disjoint pieces isl gives, each split along the first dimension whose
     slices differ until every piece is a box."""
-    isl = _isl()
     s = isl.Set(str(s))
     out = []
     for piece in s.make_disjoint().get_basic_sets():
@@ -142,7 +136,6 @@ def hyperrectangles(s) -> list:
 
 
 def _split_to_boxes(s) -> list:
-    isl = _isl()
     if s.is_empty():
         return []
     if is_hyperrectangle(s):
@@ -171,7 +164,6 @@ def _split_to_boxes(s) -> list:
 
 
 def _slice_at(s, k: int, v: int):
-    isl = _isl()
     n = s.dim(isl.dim_type.set)
     fixed = s.fix_val(isl.dim_type.set, k, isl.Val(v))
     return fixed.project_out(isl.dim_type.set, k, 1) if n else fixed
@@ -192,7 +184,6 @@ def match_slice(s) -> Slice:
     """Algorithm 3: offset, stride and size per dimension of a set that is a
     slice (Def. 4.9), the offsets as affine expressions of the parameters
     (e.g. tile indices); a clear error when it is not one."""
-    isl = _isl()
     s = isl.Set(str(s)) if not isinstance(s, isl.Set) else s
     if s.is_empty():
         raise WorkbenchError("an empty set is not a slice")
@@ -220,7 +211,6 @@ def match_slice(s) -> Slice:
 
 
 def _slice_set(s, sl: Slice):
-    isl = _isl()
     n = s.dim(isl.dim_type.set)
     sp = s.get_space()
     params = [sp.get_dim_name(isl.dim_type.param, k) for k in range(sp.dim(isl.dim_type.param))]
@@ -252,7 +242,6 @@ def tile(reg: Regions, sizes: dict, names: dict | None = None) -> Tiling:
     """Tile output dimensions (dimension → size; the rest untiled) with the
     tile indices as parameters Q_d, and classify tiles (Algorithm 2's
     parameter domains): dense, or touching a constant."""
-    isl = _isl()
     dom = reg.domain
     n = dom.dim(isl.dim_type.set)
     name = dom.get_tuple_name()
@@ -287,7 +276,6 @@ def slice_grid(reg: Regions, fixed: dict, dims: tuple = (-2, -1)):
     numpy array of region codes (REGION_CODES; constant-dependent elements in
     no finer region keep code 4), filled box by box."""
     import numpy as np
-    isl = _isl()
     n = reg.domain.dim(isl.dim_type.set)
     a, b = (d % n for d in dims)
     if a == b or set(fixed) | {a, b} != set(range(n)):
