@@ -13,7 +13,7 @@ import math
 
 import islpy as isl
 
-from .system import SDBM, NotSDBM
+from .system import SDBM, NotSDBM, contradiction
 
 
 def to_isl(s: SDBM):
@@ -98,8 +98,7 @@ def from_isl(bset) -> SDBM:
     if empty:
         if n == 0:
             raise NotSDBM("an empty set without variables")
-        bound(0, n, -1)
-        bound(n, 0, 0)
+        bounds.update(contradiction(n))
     return SDBM(names, bounds, tuple(cong))
 
 

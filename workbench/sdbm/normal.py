@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from ..errors import WorkbenchError
 from .isl import _crt
-from .system import INF, SDBM
+from .system import INF, SDBM, contradiction
 
 
 @dataclass(frozen=True)
@@ -38,13 +38,6 @@ class Normal:
 
 
 EMPTY = "empty"
-
-
-def _with(s: SDBM, extra: dict | None = None, cong: tuple | None = None) -> SDBM:
-    b = dict(s.bounds)
-    for k, c in (extra or {}).items():
-        b[k] = min(c, b.get(k, c))
-    return SDBM(s.names, b, cong if cong is not None else s.congruences)
 
 
 def _close_x(s: SDBM):
@@ -64,7 +57,7 @@ def tightest(s: SDBM, i: int, j: int, upper: int, witness: dict) -> int:
     lo, hi = val[i] - val[j], upper
     while lo < hi:  # invariant: lo attainable, nothing above hi
         mid = (lo + hi + 1) // 2
-        if _with(s, {(j, i): -mid}).solution() is not None:
+        if s.tightened({(j, i): -mid}).solution() is not None:
             lo = mid
         else:
             hi = mid - 1
@@ -82,7 +75,7 @@ def _holds(s: SDBM, k: int, g: int, v0: int) -> bool:
             continue
         cong = list(s.congruences)
         cong[k] = both
-        if _with(s, cong=tuple(cong)).solution() is not None:
+        if s.tightened(congruences=tuple(cong)).solution() is not None:
             return False
     return True
 
@@ -101,7 +94,7 @@ def normal(s: SDBM):
         for j in range(n + 1):
             if i != j and D[i][j] != INF:
                 bounds[(i, j)] = tightest(s, i, j, D[i][j], w)
-    t = _with(s, bounds)
+    t = s.tightened(bounds)
     L = s.modulus
     cong = []
     for k, v in enumerate(s.names):
@@ -134,10 +127,9 @@ def intersect(a: SDBM, b: SDBM) -> SDBM:
         got = _crt(ca, cb)
         empty |= got is None
         cong.append(got or (1, 0))
-    out = _with(a, b.bounds, tuple(cong))
-    if empty:  # incompatible congruences: say so with contradictory bounds
-        out = _with(out, {(0, a.n): -1, (a.n, 0): 0})
-    return out
+    out = a.tightened(b.bounds, tuple(cong))
+    # incompatible congruences: no solution, said with contradictory bounds
+    return out.tightened(contradiction(a.n)) if empty else out
 
 
 def includes(a: SDBM, b: SDBM) -> bool:

@@ -41,6 +41,14 @@ class NotSDBM(WorkbenchError):
     """A set that SDBM constraints cannot express (the answer says why)."""
 
 
+def contradiction(n: int) -> dict:
+    """Bounds no point satisfies (x_0 ≤ −1 and −x_0 ≤ 0): how an SDBM over n ≥ 1
+    variables says it is empty."""
+    if n == 0:
+        raise WorkbenchError("a contradiction needs at least one variable")
+    return {(0, n): -1, (n, 0): 0}
+
+
 def lcm(*xs: int) -> int:
     return reduce(lambda a, b: a * b // math.gcd(a, b), (x for x in xs if x), 1)
 
@@ -97,15 +105,20 @@ class SDBM:
             except KeyError as exc:
                 raise WorkbenchError(f"unknown SDBM variable {exc.args[0]!r}") from None
             if i == j:
-                if c < 0:  # x − x ≤ c < 0: no solution; say so with two bounds on x
-                    if n == 0:
-                        raise WorkbenchError("a contradiction needs at least one variable")
-                    v = i if i < n else 0
-                    bounds[(v, n)], bounds[(n, v)] = -1, 0
+                if c < 0:  # x − x ≤ c < 0: no solution
+                    bounds.update(contradiction(n))
                 continue
             bounds[(i, j)] = min(c, bounds.get((i, j), c))
         cong = tuple((congruences or {}).get(v, (1, 0)) for v in names)
         return cls(names, bounds, cong)
+
+    def tightened(self, bounds: dict | None = None, congruences: tuple | None = None) -> SDBM:
+        """This system with more bounds (the tighter of two wins) and, if
+        given, other congruences."""
+        b = dict(self.bounds)
+        for k, c in (bounds or {}).items():
+            b[k] = min(c, b.get(k, c))
+        return SDBM(self.names, b, self.congruences if congruences is None else congruences)
 
     @property
     def n(self) -> int:
@@ -250,4 +263,4 @@ class SDBM:
         return all(x[i] - x[j] <= c for (i, j), c in self.bounds.items())
 
 
-__all__ = ["INF", "SDBM", "NotSDBM", "floor_to", "lcm"]
+__all__ = ["INF", "SDBM", "NotSDBM", "contradiction", "floor_to", "lcm"]

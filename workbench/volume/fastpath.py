@@ -29,12 +29,10 @@ def pieces(s) -> list:
 
 
 def boxed(s: SDBM, lo, hi) -> SDBM:
+    """`s` within the box lo ≤ x ≤ hi."""
     n = s.n
-    b = dict(s.bounds)
-    for k, (a, z) in enumerate(zip(lo, hi)):
-        b[(k, n)] = min(z, b.get((k, n), z))
-        b[(n, k)] = min(-a, b.get((n, k), -a))
-    return SDBM(s.names, b, s.congruences)
+    return s.tightened({key: c for k, (a, z) in enumerate(zip(lo, hi))
+                        for key, c in (((k, n), z), ((n, k), -a))})
 
 
 def isl_box(name: str, lo, hi):
