@@ -304,6 +304,8 @@ class CandidateExplorer:
         return self.timings_box.children
 
     def refresh_sparsity(self):
+        import islpy as isl
+
         from workbench.volume import Program, regions
         from workbench.volume.kernels import tile_sizes, volume_spec
 
@@ -315,7 +317,7 @@ class CandidateExplorer:
             self.sparsity_box.children = [_w().HTML(f"<i>{html.escape(str(exc))}</i>")]
             return None
         sizes, fixed = tile_sizes(cand)
-        n = len(reg.domain.get_space().get_var_names(__import__("islpy").dim_type.set))
+        n = len(reg.domain.get_var_names(isl.dim_type.set))
         if n < 2:
             self.sparsity_box.children = [_w().HTML(f"regions: {reg.counts()}")]
             return None

@@ -178,7 +178,7 @@ class Search:
                          "start_trail": [d.to_dict() for d in self.start.trail],
                          "start_digest": self.start.digest(), "worker": out.get("worker"),
                          "rollout_s": out.get("rollout_s"), "eval_s": out.get("eval_s"),
-                         "elapsed_s": time.perf_counter() - self._t0 + self._elapsed0}
+                         "elapsed_s": self.elapsed_s + time.perf_counter() - self._t0}
         if self.store is not None:
             self.store.append([rec])
         self._account(path, rec)
@@ -214,7 +214,6 @@ class Search:
         if rows[0]["search"].get("start_digest") != self.start.digest():
             raise WorkbenchError(f"search {search_id!r} started from another candidate: pass "
                                  "the same start (its trail is in the records' search.start_trail)")
-        self._t0, self._elapsed0 = time.perf_counter(), 0.0
         for rec in sorted(rows, key=lambda r: r["search"]["n"]):
             path = [self.root]
             for choice, objs, value in rec["search"]["path"]:
@@ -231,7 +230,7 @@ class Search:
             for n in path:
                 n.visits += 1
             self._account(path, rec)
-            self._elapsed0 = max(self._elapsed0, rec["search"].get("elapsed_s") or 0.0)
+            self.elapsed_s = max(self.elapsed_s, rec["search"].get("elapsed_s") or 0.0)
         for node in self._all_nodes():  # cuts that follow from the restored best
             if node.children is not None:
                 self._live(node)
@@ -259,8 +258,7 @@ class Search:
         """Search until the budget, the time limit, `stop()` or exhaustion."""
         self._stop.clear()
         self.stopped = None
-        self._t0 = time.perf_counter()
-        self._elapsed0 = getattr(self, "_elapsed0", 0.0)
+        self._t0 = time.perf_counter()  # elapsed_s holds the time of earlier runs
         ex = executor(self.workers, self.client)
         # inline: one at a time; workers: two each, so none waits on the tree
         in_flight = self.in_flight or (1 if isinstance(ex, InlineExecutor) else 2 * ex.workers)
@@ -292,7 +290,7 @@ class Search:
                 except Exception:  # noqa: BLE001, S110 - cancelling is best effort
                     pass
             ex.close()
-            self.elapsed_s = self._elapsed0 + time.perf_counter() - self._t0
+            self.elapsed_s += time.perf_counter() - self._t0
         if self.stopped is None:
             self.stopped = ("stopped by the user" if self._stop.is_set() else
                             "budget" if self.budget is not None
