@@ -23,10 +23,8 @@ from workbench.search.simulate import evaluate_trail
 
 
 def _replay(task: dict) -> int:
-    from workbench.candidate import Candidate
-    from workbench.search.simulate import root_for
-    root = root_for(task["kernel"], task["space"])
-    return len(Candidate.replay(root.problem.root_problem.kernel, task["trail"]).trail)
+    from workbench.search.simulate import _replayed
+    return len(_replayed(task)[0].trail)
 
 
 def throughput(tasks, workers: int, warm_all: bool) -> dict:

@@ -104,16 +104,34 @@ def rollout(start: Candidate, order, bound_fn, best_ns: float, rng: random.Rando
     return cand, None, depth, dead
 
 
+def _replayed(task: dict) -> tuple:
+    """The task's candidate (its trail replayed on this process's root) and
+    its backend."""
+    root = root_for(task["kernel"], task["space"])
+    cand = Candidate.replay(root.kernel, task["trail"], task["space"])
+    return cand, backend_for(task["backend"], task.get("backend_options", {}))
+
+
+def _measure(cand: Candidate, backend, task: dict) -> tuple[dict, float]:
+    """The record of one fixed candidate and the seconds it took."""
+    from ..runtime.evaluator import evaluate
+    t0 = time.perf_counter()
+    rec = evaluate([cand], backend, store=None, samples=task.get("samples", 10),
+                   timeout_s=task.get("timeout_s", 10.0), seed=task.get("data_seed", 0))[0]
+    return rec, time.perf_counter() - t0
+
+
+def _worker() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
 def simulate(task: dict) -> dict:
     """Replay `task["trail"]`, descend (up to `attempts` times) and, unless
     `task["evaluate"]` is false, measure the fixed candidate on the task's
     backend. Never raises for a failed kernel: that is the record's status."""
     from ..model import bound
-    from ..runtime.evaluator import evaluate
     t0 = time.perf_counter()
-    root = root_for(task["kernel"], task["space"])
-    start = Candidate.replay(root.problem.root_problem.kernel, task["trail"], task["space"])
-    backend = backend_for(task["backend"], task.get("backend_options", {}))
+    start, backend = _replayed(task)
     target = bound_target(backend)
     order = choice_order(task.get("order")).rollout
     rng = random.Random(task["seed"])
@@ -130,33 +148,22 @@ def simulate(task: dict) -> dict:
         if fixed is not None:
             break
     out = {"cause": cause, "depth": depth, "dead_ends": dead, "record": None, "trail": None,
-           "worker": f"{socket.gethostname()}:{os.getpid()}",
-           "rollout_s": time.perf_counter() - t0, "eval_s": 0.0}
+           "worker": _worker(), "rollout_s": time.perf_counter() - t0, "eval_s": 0.0}
     if fixed is None:
         return out
     out["trail"] = [d.to_dict() for d in fixed.trail]
     if task.get("evaluate", True):
-        t1 = time.perf_counter()
-        out["record"] = evaluate([fixed], backend, store=None, samples=task.get("samples", 10),
-                                 timeout_s=task.get("timeout_s", 10.0),
-                                 seed=task.get("data_seed", 0))[0]
-        out["eval_s"] = time.perf_counter() - t1
+        out["record"], out["eval_s"] = _measure(fixed, backend, task)
     return out
 
 
 def evaluate_trail(task: dict) -> dict:
     """Replay a fixed trail and measure it (a worker's evaluation alone)."""
-    from ..runtime.evaluator import evaluate
-    root = root_for(task["kernel"], task["space"])
-    cand = Candidate.replay(root.problem.root_problem.kernel, task["trail"], task["space"])
+    cand, backend = _replayed(task)
     if not cand.is_fixed:
         raise WorkbenchError("evaluate_trail needs the trail of a fixed candidate")
-    backend = backend_for(task["backend"], task.get("backend_options", {}))
-    t0 = time.perf_counter()
-    rec = evaluate([cand], backend, store=None, samples=task.get("samples", 10),
-                   timeout_s=task.get("timeout_s", 10.0), seed=task.get("data_seed", 0))[0]
-    return {"record": rec, "eval_s": time.perf_counter() - t0,
-            "worker": f"{socket.gethostname()}:{os.getpid()}"}
+    rec, seconds = _measure(cand, backend, task)
+    return {"record": rec, "eval_s": seconds, "worker": _worker()}
 
 
 __all__ = ["backend_for", "evaluate_trail", "register_root", "rollout", "root_for", "simulate"]
