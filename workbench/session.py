@@ -58,6 +58,7 @@ class Session:
         if not self.branches:
             self.branches = [Branch("main", [self.root])]
         self._bounds: dict = {}
+        self._rows_cache: tuple = (None, [])
 
     # -------------------------------------------------------------- state
     @property
@@ -159,16 +160,26 @@ class Session:
         return min(ok) if ok else None
 
     def _rows(self) -> list:
+        """This kernel's records; the file is read again only when it changed
+        (a refresh asks for the best time once per listed choice)."""
         if self.store is None:
             return []
         from .runtime.records import RecordStore
         st = RecordStore() if self.store == "default" else (
             self.store if isinstance(self.store, RecordStore) else RecordStore(self.store))
-        spec = self.root.problem.root_problem.kernel.spec()
         try:
-            return [r for r in st.rows() if r.get("sizes") == spec]
-        except (OSError, WorkbenchError):
+            stat = st.path.stat()
+        except OSError:
             return []
+        key = (str(st.path), stat.st_mtime_ns, stat.st_size)
+        if self._rows_cache[0] != key:
+            spec = self.root.problem.root_problem.kernel.spec()
+            try:
+                rows = [r for r in st.rows() if r.get("sizes") == spec]
+            except (OSError, WorkbenchError):
+                rows = []
+            self._rows_cache = (key, rows)
+        return self._rows_cache[1]
 
     def records(self):
         import pandas as pd
