@@ -270,8 +270,12 @@ def main(argv=None) -> int:
             reg = regions(Program.from_spec(Path(args.spec)), args.output)
             out = reg.to_dict()
             if args.tile:
-                sizes = {int(k): int(v) for k, v in
-                         (part.split("=", 1) for part in args.tile.split(","))}
+                try:
+                    sizes = {int(k): int(v) for k, v in
+                             (part.split("=", 1) for part in args.tile.split(","))}
+                except ValueError:
+                    raise WorkbenchError(f"--tile: expected DIM=SIZE,..., got {args.tile!r}"
+                                         ) from None
                 out["tiling"] = tile(reg, sizes).to_dict()
             _emit(out, args.json)
         elif args.command == "check-space":
