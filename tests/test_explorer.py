@@ -62,3 +62,67 @@ def test_fixed_candidate_code_run_timings_and_sparsity(kernel, tmp_path):
     fig = e.refresh_sparsity()
     assert fig is not None and len(fig.layout.shapes) > 0  # the tiles of the size decisions
     assert e.session.best_measured_ns() == rec["median_ns"]
+
+
+def test_background_lookahead_labels_every_value_and_a_stale_one_stops(kernel):
+    e = CandidateExplorer(kernel, store=None, backend="cpu")  # background by default
+    e.wait_lookahead(60)
+    buttons = [b for row in e.choices_box.children if hasattr(row, "children")
+               for b in row.children[1:]]
+    assert buttons and all(" · " in b.description or b.disabled for b in buttons)
+    gen = e._gen
+    e.filter.value = "size"  # a refresh while nothing is pending for it
+    assert e._gen == gen + 1
+    # a stale look-ahead (an older generation) labels nothing
+    row = e.choices_box.children[0]
+    ch = next(c for c in e.session.cand.choices() if c.name in row.children[0].value)
+    fresh = {v: _w_button(v) for v in ch.values}
+    e._fill(gen, e.session.cand, [(ch, fresh)])
+    assert all(b.description == v for v, b in fresh.items())
+
+
+def _w_button(v):
+    import ipywidgets
+    return ipywidgets.Button(description=v)
+
+
+def test_domain_grids_follow_an_order_decision(kernel):
+    from widgets.domains import ORDER_VALUES, kinds_grid, order_grid
+    e = CandidateExplorer(kernel, store=None, backend="cpu", lookahead="off")
+    cand = e.session.cand
+    ch = next(c for c in cand.choices() if c.name == "order" and "BEFORE" in c.values
+              and "AFTER" in c.values)
+    a, b = ch.objects
+    e.force("order", (a, b), "BEFORE")
+    g = order_grid(e.session.cand)
+    i, j = g["names"].index(a), g["names"].index(b)
+    assert g["z"][i][j] == ORDER_VALUES.index("BEFORE") and g["text"][i][j] == "B"
+    assert g["z"][j][i] == ORDER_VALUES.index("AFTER") and g["text"][j][i] == "A"
+    fig = e.order_fig.data[0]  # the figure on the page shows the same matrix
+    assert list(fig.x) == g["names"] and fig.z[i][j] == 0
+    k = kinds_grid(e.session.cand)
+    dims = {c.objects[0]: c.values for c in e.session.cand.choices(include_fixed=True)
+            if c.name == "dim_kind"}
+    for d, row in zip(k["dims"], k["z"]):
+        assert [kind for kind, z in zip(k["kinds"], row) if z] == \
+            [kind for kind in k["kinds"] if kind in dims[d]]
+
+
+def test_check_and_reference_land_in_the_store_and_the_timings(kernel, tmp_path):
+    store = RecordStore(tmp_path / "runs.jsonl")
+    s = Session(wb.Candidate.root(kernel), store=store)
+    e = CandidateExplorer(s, backend="cpu", lookahead="off")
+    assert e.check_current() is None and "fix every choice" in e.run_out.value
+    s.new_branch("fixed", random_fixed(wb.Candidate.root(kernel), random.Random(5)))
+    e.refresh()
+    rec = e.check_current()
+    assert rec["status"] == "ok" and rec["x_max_error"] < 1e-4 and "correct" in e.run_out.value
+    ref = e.run_reference()
+    assert ref["status"] == "reference" and ref["reference"] == "numpy"
+    assert len(ref["reference_times_ns"]) >= 10 and "numpy" in e.run_out.value
+    assert [r["status"] for r in store.rows()] == ["ok", "reference"]
+    assert e.session.best_measured_ns() == rec["median_ns"]  # a reference is no implementation
+    scatter, cdf, best = e.refresh_timings()
+    line = (rec["reference_median_ns"] + ref["reference_median_ns"]) / 2  # median of two
+    assert any(sh.y0 * 1e3 == pytest.approx(line) for sh in scatter.layout.shapes)
+    assert len(cdf.data[0].x) == 1 and cdf.data[0].x[0] >= 1.0  # measured ≥ bound

@@ -18,11 +18,14 @@ a branch).
 from __future__ import annotations
 
 import html
+import threading
 import time
 
 from workbench.errors import DeadEnd, InvalidDecision, WorkbenchError
 from workbench.model.justification import fmt_time
 from workbench.session import Session
+
+from .domains import grid_figures, update_grids
 
 
 def _w():
@@ -32,7 +35,11 @@ def _w():
 
 class CandidateExplorer:
     def __init__(self, kernel_or_session, target: str | None = None, state_path=None,
-                 store="default", max_choices: int = 12, backend: str | None = None):
+                 store="default", max_choices: int = 12, backend: str | None = None,
+                 lookahead: str = "background"):
+        """`lookahead`: "background" fills each value's child bound after the
+        click has updated every other panel (a click stays fast on big
+        kernels), "sync" before returning, "off" never."""
         import workbench as wb
         if isinstance(kernel_or_session, Session):
             self.session = kernel_or_session
@@ -41,6 +48,12 @@ class CandidateExplorer:
                 else wb.Candidate.root(kernel_or_session)
             self.session = Session(root, target, state_path, store)
         self.max_choices = max_choices
+        if lookahead not in ("background", "sync", "off"):
+            raise WorkbenchError(f"lookahead must be background, sync or off, not {lookahead!r}")
+        self.lookahead = lookahead
+        self._gen = 0  # bumped by every refresh: a stale look-ahead stops
+        self._worker: threading.Thread | None = None
+        self.last_lookahead_ms = 0.0
         self.backend = backend or _default_backend()
         self.message = ""
         self.last_refresh_ms = 0.0
@@ -70,9 +83,17 @@ class CandidateExplorer:
         self.bound_html = w.HTML()
         self.path_box = w.VBox()
         self.domains_html = w.HTML()
+        self.order_fig, self.kinds_fig = grid_figures()
         self.code_html = w.HTML()
-        self.run_b = w.Button(description="Run", icon="play")
+        self.run_b = w.Button(description="Run", icon="play",
+                              tooltip="measure on the GPU if there is one, else the CPU")
+        self.check_b = w.Button(description="Check", icon="check",
+                                tooltip="run once and compare the result with numpy")
+        self.ref_b = w.Button(description="Reference", icon="book",
+                              tooltip="time cuBLAS (GPU) or numpy (CPU) for the same sizes")
         self.run_b.on_click(lambda _: self.run_current())
+        self.check_b.on_click(lambda _: self.check_current())
+        self.ref_b.on_click(lambda _: self.run_reference())
         self.run_out = w.HTML()
         self.timings_box = w.VBox()
         self.sparsity_box = w.VBox()
@@ -83,8 +104,10 @@ class CandidateExplorer:
         self.adopt_b.on_click(lambda _: self.adopt_search())
         self.search_box = w.VBox([w.HBox([self.search_budget, self.search_b, self.adopt_b])])
         self.tabs = w.Tab(children=[
-            self.bound_html, self.path_box, self.domains_html,
-            w.VBox([w.HBox([self.run_b]), self.run_out, self.code_html]),
+            self.bound_html, self.path_box,
+            w.VBox([self.domains_html, w.HBox([self.order_fig, self.kinds_fig])]),
+            w.VBox([w.HBox([self.run_b, self.check_b, self.ref_b]), self.run_out,
+                    self.code_html]),
             self.timings_box, self.sparsity_box, self.search_box])
         for k, t in enumerate(("Bound", "Path", "Domains", "Code", "Timings", "Sparsity",
                                "Search")):
@@ -119,20 +142,54 @@ class CandidateExplorer:
         if change["new"] is not None and change["new"] != self.session.current:
             self._do(self.session.switch, change["new"])
 
-    def run_current(self) -> dict | None:
-        from workbench.runtime import evaluate, summary
+    def _evaluate(self, samples: int) -> dict | None:
+        from workbench.runtime import evaluate
         cand = self.session.cand
         if not cand.is_fixed:
             self.run_out.value = "fix every choice first"
             return None
-        rec = evaluate([cand], self.backend, store=self.session.store)[0]
+        return evaluate([cand], self.backend, store=self.session.store, samples=samples)[0]
+
+    def run_current(self) -> dict | None:
+        """Run: measure the fixed candidate (every sample into the store)."""
+        from workbench.runtime import summary
+        rec = self._evaluate(samples=20)
+        if rec is None:
+            return None
         s = summary(rec)
-        ref = (f", reference {fmt_time(s['reference_median_ns'])}"
+        ref = (f", {html.escape(s['reference'])} {fmt_time(s['reference_median_ns'])}"
                if s.get("reference_median_ns") else "")
         self.run_out.value = (f"<b>{s['status']}</b> on {self.backend}: median "
                               f"{fmt_time(s['median_ns']) if s['median_ns'] else '—'} "
                               f"(bound {fmt_time(s['bound_ns'])}{ref}) "
                               f"{html.escape(s['message'][:200])}")
+        self.refresh()
+        return rec
+
+    def check_current(self) -> dict | None:
+        """Check: the result against numpy (the fewest samples a record takes)."""
+        rec = self._evaluate(samples=1)
+        if rec is None:
+            return None
+        if rec["status"] == "ok":
+            self.run_out.value = (f"<b style='color:#080'>correct</b> on {self.backend}: "
+                                  f"normwise relative error {rec.get('x_max_error', 0):.3g} "
+                                  f"against numpy")
+        else:
+            self.run_out.value = (f"<b style='color:#b00'>{rec['status']}</b> on "
+                                  f"{self.backend}: {html.escape(rec['message'][:300])}")
+        self.refresh()
+        return rec
+
+    def run_reference(self) -> dict:
+        """Reference: cuBLAS / numpy alone for the kernel's sizes, into the store."""
+        from workbench.runtime import measure_reference
+        rec = measure_reference(self.session.root.problem.root_problem.kernel, self.backend,
+                                store=self.session.store)
+        self.run_out.value = (f"<b>{html.escape(str(rec['reference']))}</b> on {self.backend}: "
+                              f"median {fmt_time(rec['reference_median_ns'])}"
+                              if rec["status"] == "reference" else
+                              f"<b>{rec['status']}</b>: {html.escape(rec['message'])}")
         self.refresh()
         return rec
 
@@ -198,26 +255,55 @@ class CandidateExplorer:
 
     def _refresh_choices(self) -> None:
         w = _w()
-        rows = []
+        self._gen += 1
+        gen, cand = self._gen, self.session.cand
+        rows, pending = [], []
         for ch in self._listed():
-            buttons = []
-            for o in self.session.options(ch.name, ch.objects):
-                label = o.value if o.bound_ns is None else f"{o.value} · {fmt_time(o.bound_ns)}"
-                btn = w.Button(description=label, layout=w.Layout(width="auto"),
-                               tooltip=o.dead_end or ("bound ≥ best measured time"
-                                                      if o.above_best else "force this value"),
-                               disabled=o.bound_ns is None,
-                               button_style="danger" if o.bound_ns is None else
-                               "warning" if o.above_best else "")
-                btn.on_click(lambda _, c=ch, v=o.value: self.force(c.name, c.objects, v))
-                buttons.append(btn)
+            buttons = {}
+            for v in ch.values:
+                btn = w.Button(description=v, layout=w.Layout(width="auto"),
+                               tooltip="force this value (child bound: computing)")
+                btn.on_click(lambda _, c=ch, v=v: self.force(c.name, c.objects, v))
+                buttons[v] = btn
+            opts = self.session.cached_options(ch.name, ch.objects, cand)
+            if opts is None:
+                pending.append((ch, buttons))
+            else:
+                _label(buttons, opts)
             rows.append(w.HBox([w.HTML(f"<code>{html.escape(ch.name)}("
                                        f"{html.escape(', '.join(ch.objects))})</code>",
-                                       layout=w.Layout(width="180px")), *buttons]))
-        more = len(self.session.cand.choices()) - len(rows)
+                                       layout=w.Layout(width="180px")), *buttons.values()]))
+        more = len(cand.choices()) - len(rows)
         if more > 0:
             rows.append(w.HTML(f"<i>{more} more open choices (filter to see them)</i>"))
         self.choices_box.children = rows
+        if not pending or self.lookahead == "off":
+            return
+        if self.lookahead == "sync":
+            self._fill(gen, cand, pending)
+        else:
+            self._worker = threading.Thread(target=self._fill, args=(gen, cand, pending),
+                                            daemon=True, name="explorer-lookahead")
+            self._worker.start()
+
+    def _fill(self, gen: int, cand, pending: list) -> None:
+        """Each listed value's child bound; stops as soon as a newer refresh
+        (another click) has made this candidate stale."""
+        t0 = time.perf_counter()
+        for ch, buttons in pending:
+            if gen != self._gen:
+                return
+            try:
+                _label(buttons, self.session.options(ch.name, ch.objects, cand))
+            except WorkbenchError as exc:
+                for b in buttons.values():
+                    b.tooltip = f"no look-ahead: {exc}"
+        self.last_lookahead_ms = (time.perf_counter() - t0) * 1e3
+
+    def wait_lookahead(self, timeout: float | None = None) -> None:
+        """Block until the background look-ahead of the last refresh is done."""
+        if self._worker is not None:
+            self._worker.join(timeout)
 
     def _refresh_bound(self, b) -> None:
         self.bound_html.value = (f"<p><b>{fmt_time(b.value_ns)}</b> on {html.escape(b.target)}: "
@@ -251,11 +337,15 @@ class CandidateExplorer:
         pruned = "".join(f"<li>{html.escape(str(p))}</li>" for p in cand.pruned()[:40])
         self.domains_html.value = (
             "<table><tr><th>choice</th><th>open</th><th>instances</th><th>values left</th></tr>"
-            f"{rows}</table><p><b>last decision pruned</b></p><ul>{pruned or '<li>—</li>'}</ul>")
+            f"{rows}</table><p><b>last decision pruned</b></p><ul>{pruned or '<li>—</li>'}</ul>"
+            "<p style='font-size:85%'>order grid: B before, A after, I in (row nested in "
+            "column), O out, M merged; grey cells are still open. Kinds: dark decided, "
+            "light possible, white pruned.</p>")
+        update_grids(self.order_fig, self.kinds_fig, cand)
 
     def _refresh_code(self) -> None:
         cand = self.session.cand
-        self.run_b.disabled = not cand.is_fixed
+        self.run_b.disabled = self.check_b.disabled = not cand.is_fixed
         if not cand.is_fixed:
             self.code_html.value = "<i>the CUDA appears once every choice is fixed</i>"
             return
@@ -272,35 +362,10 @@ class CandidateExplorer:
             self.refresh_sparsity()
 
     def refresh_timings(self):
-        import numpy as np
-        import plotly.graph_objects as go
-        df = self.session.records()
-        fig = go.FigureWidget(layout={"height": 330, "margin": {"l": 50, "r": 10, "t": 30,
-                                                                  "b": 40}})
-        if len(df) and "median_ns" in df and "bound_ns" in df:
-            ok = df[(df["status"] == "ok") & df["bound_ns"].notna()]
-            x, y = ok["bound_ns"] / 1e3, ok["median_ns"] / 1e3
-            fig.add_scatter(x=x, y=y, mode="markers", name="implementations")
-            top = float(max(x.max(), y.max())) if len(ok) else 1.0
-            fig.add_scatter(x=[0, top], y=[0, top], mode="lines", name="y = x",
-                            line={"dash": "dot"})
-            if "reference_median_ns" in ok and ok["reference_median_ns"].notna().any():
-                r = float(ok["reference_median_ns"].dropna().median()) / 1e3
-                fig.add_hline(y=r, annotation_text=str(ok["reference"].dropna().iloc[0]))
-            fig.update_layout(xaxis_title="bound (µs)", yaxis_title="measured (µs)",
-                              title="bound against measured")
-            ratio = np.sort((ok["median_ns"] / ok["bound_ns"]).to_numpy())
-            cdf = go.FigureWidget(layout={"height": 260, "title": "CDF of measured / bound",
-                                          "xaxis_type": "log"})
-            cdf.add_scatter(x=ratio, y=np.arange(1, len(ratio) + 1) / max(len(ratio), 1),
-                            mode="lines", line={"shape": "hv"})
-            best = np.minimum.accumulate(df["median_ns"].fillna(np.inf).to_numpy()) / 1e3
-            bfig = go.FigureWidget(layout={"height": 260, "title": "best against evaluations"})
-            bfig.add_scatter(y=best, mode="lines", line={"shape": "hv"})
-            self.timings_box.children = [fig, cdf, bfig]
-        else:
-            self.timings_box.children = [_w().HTML("<i>no measurement of this kernel yet: "
-                                                   "fix a candidate and Run, or Search</i>")]
+        from .timings_view import timing_figures
+        figs = timing_figures(self.session.records())
+        self.timings_box.children = figs or [_w().HTML(
+            "<i>no measurement of this kernel yet: fix a candidate and Run, or Search</i>")]
         return self.timings_box.children
 
     def refresh_sparsity(self):
@@ -327,6 +392,20 @@ class CandidateExplorer:
         import plotly.graph_objects as go
         self.sparsity_box.children = [go.FigureWidget(fig)]
         return fig
+
+
+def _label(buttons: dict, opts) -> None:
+    """Put each option's child bound and marks on its button."""
+    for o in opts:
+        b = buttons.get(o.value)
+        if b is None:
+            continue
+        if o.bound_ns is None:
+            b.button_style, b.disabled, b.tooltip = "danger", True, o.dead_end or "dead end"
+        else:
+            b.description = f"{o.value} · {fmt_time(o.bound_ns)}"
+            b.button_style = "warning" if o.above_best else ""
+            b.tooltip = "bound ≥ best measured time" if o.above_best else "force this value"
 
 
 def _default_backend() -> str:

@@ -110,7 +110,7 @@ _ROOTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 class Candidate:
     """A kernel with a domain for each of its choices, at a propagation fixpoint."""
 
-    __slots__ = ("__weakref__", "_history", "_log", "_tables", "problem", "trail")
+    __slots__ = ("__weakref__", "_digest", "_history", "_log", "_tables", "problem", "trail")
 
     def __init__(self, problem: Problem, tables, trail, log, history=()):
         self.problem = problem
@@ -278,12 +278,17 @@ class Candidate:
 
     # ----------------------------------------------------------- persistence
     def digest(self) -> str:
-        """A hash of the decision vector: equal digests, equal domains."""
+        """A hash of the decision vector: equal digests, equal domains
+        (kept: a candidate never changes, and the explorer asks often)."""
+        cached = getattr(self, "_digest", None)
+        if cached is not None:
+            return cached
         h = hashlib.sha256()
         for key, (ci, j) in sorted((k, (self.problem.vc[v], self.problem.vj[v]))
                                    for k, (v, inv) in self.problem.index.items() if not inv):
             h.update(repr((key, self._tables[ci][j])).encode())
-        return h.hexdigest()
+        self._digest = h.hexdigest()
+        return self._digest
 
     def to_json(self) -> str:
         spec = getattr(self.problem.root_problem.kernel, "spec", None)

@@ -58,6 +58,7 @@ class Session:
         if not self.branches:
             self.branches = [Branch("main", [self.root])]
         self._bounds: dict = {}
+        self._kids: dict = {}  # look-ahead children by (digest, choice, objects)
         self._rows_cache: tuple = (None, [])
 
     # -------------------------------------------------------------- state
@@ -144,11 +145,25 @@ class Session:
             out.append((k, c.trail[-1], self.bound(c).value_ns))
         return out
 
-    def options(self, choice: str, objects) -> list[Option]:
-        """Each remaining value with the bound of its child (look-ahead)."""
+    def cached_options(self, choice: str, objects, cand: Candidate | None = None):
+        """`options` if already computed, else None (never computes)."""
+        cand = cand or self.cand
+        if (cand.digest(), choice, tuple(objects)) in self._kids:
+            return self.options(choice, objects, cand)
+        return None
+
+    def options(self, choice: str, objects, cand: Candidate | None = None) -> list[Option]:
+        """Each remaining value with the bound of its child (look-ahead),
+        for the current candidate or `cand`; cached, so going back to a
+        candidate costs nothing."""
         from .model.lookahead import lookahead
+        cand = cand or self.cand
+        key = (cand.digest(), choice, tuple(objects))
+        if key not in self._kids:
+            self._kids[key] = lookahead(cand, choice, tuple(objects), self.target,
+                                        parent=self.bound(cand))
+        kids = self._kids[key]
         best = self.best_measured_ns()
-        kids = lookahead(self.cand, choice, tuple(objects), self.target, parent=self.bound())
         return [Option(k.value, None, k.error) if k.bound is None else
                 Option(k.value, k.value_ns, "", best is not None and k.value_ns >= best)
                 for k in kids]

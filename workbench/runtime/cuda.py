@@ -121,7 +121,7 @@ class CudaBackend:
         except self._cuda_errors() as exc:
             return Measurement("launch_error", message=f"{type(exc).__name__}: {exc}",
                                extra=extra)
-        return Measurement("ok", times, verified=True, extra=extra)
+        return Measurement("ok", times, verified=True, extra={**extra, "max_error": err})
 
     def _module(self, code: str):
         """NVRTC through CuPy; where NVRTC cannot be loaded, nvcc to PTX."""

@@ -122,6 +122,32 @@ def evaluate(cands, backend="cpu", store: RecordStore | str | None = "default",
     return records
 
 
+def measure_reference(kernel, backend="cpu", store: RecordStore | str | None = "default",
+                      samples: int = MIN_SAMPLES, seed: int = 0) -> dict:
+    """Time the reference library (numpy on the CPU, cuBLAS / CuPy on the GPU)
+    alone for `kernel`'s sizes; one record of status "reference" (no trail),
+    appended to `store` like any measurement."""
+    be = get_backend(backend) if isinstance(backend, str) else backend
+    _, ref = be.run(kernel, [], samples=max(MIN_SAMPLES, samples), timeout_s=10.0, seed=seed)
+    rec = {
+        "timestamp": _dt.datetime.now(_dt.UTC).isoformat(), "kernel": kernel.name,
+        "sizes": kernel.spec(), "backend": be.name, "target": be.target, "device": be.device,
+        "driver": be.driver, "trail": [], "digest": None,
+        "status": "reference" if ref else "no_device",
+        "message": "" if ref else "no device for this backend", "verified": None,
+        "times_ns": [], "median_ns": None,
+        "reference": ref.name if ref else None,
+        "reference_times_ns": [float(t) for t in ref.times_ns] if ref else [],
+        "reference_median_ns": ref.median_ns if ref else None, "ratio_to_reference": None,
+        "versions": {"workbench": __version__, "numpy": np.__version__,
+                     "python": platform.python_version(), **be.versions()},
+    }
+    if store is not None:
+        (RecordStore() if store == "default" else
+         store if isinstance(store, RecordStore) else RecordStore(store)).append([rec])
+    return rec
+
+
 def summary(rec: dict) -> dict:
     """The DESIGN contract's `run` output."""
     return {"status": rec["status"], "target": rec["target"], "median_ns": rec["median_ns"],
@@ -131,4 +157,5 @@ def summary(rec: dict) -> dict:
             "ratio_to_reference": rec["ratio_to_reference"]}
 
 
-__all__ = ["Measurement", "Reference", "evaluate", "get_backend", "max_error", "summary"]
+__all__ = ["Measurement", "Reference", "evaluate", "get_backend", "max_error",
+           "measure_reference", "summary"]

@@ -18,7 +18,9 @@ from ..errors import WorkbenchError
 from ..target import data_dir
 
 SCHEMA = "workbench.run/1"
-STATUSES = ("ok", "compile_error", "launch_error", "wrong_result", "timeout", "no_device")
+# "reference": a timing of the reference library alone (numpy / cuBLAS), no implementation
+STATUSES = ("ok", "compile_error", "launch_error", "wrong_result", "timeout", "no_device",
+            "reference")
 
 
 class RecordStore:
