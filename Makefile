@@ -14,8 +14,14 @@ $(VENV)/.lab: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[lab,test]'
 	touch $@
 
+# Debian's chromium for the browser test (root with apt only; the test skips
+# cleanly without it).
 $(VENV)/.test: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@[ -x /usr/bin/chromium ] || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null || \
+		apt-get install -y -qq chromium >/dev/null 2>&1 || \
+		(apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1) || \
+		echo "chromium not installed: the browser test will be skipped"
 	touch $@
 
 lab: $(VENV)/.lab

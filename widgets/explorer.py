@@ -23,6 +23,7 @@ import time
 
 from workbench.errors import DeadEnd, InvalidDecision, WorkbenchError
 from workbench.model.justification import fmt_time
+from workbench.model.lookahead import Stopped
 from workbench.session import Session
 
 from .domains import grid_figures, update_grids
@@ -54,6 +55,8 @@ class CandidateExplorer:
         self._gen = 0  # bumped by every refresh: a stale look-ahead stops
         self._worker: threading.Thread | None = None
         self.last_lookahead_ms = 0.0
+        self.last_click_ms = 0.0
+        self._t_click: float | None = None
         self.backend = backend or _default_backend()
         self.message = ""
         self.last_refresh_ms = 0.0
@@ -76,10 +79,16 @@ class CandidateExplorer:
         self.branch_b.on_click(lambda _: self._do(self.session.new_branch))
         self.branches.observe(self._on_branch, names="value")
         self.filter = w.Text(placeholder="filter: choice or object", layout=w.Layout(width="260px"))
-        self.filter.observe(lambda _: self._refresh_choices(), names="value")
+        self.filter.observe(lambda _: self._start_lookahead(*self._refresh_choices()),
+                            names="value")
         self.hint = w.Checkbox(description="most discriminating first", value=False)
-        self.hint.observe(lambda _: self._refresh_choices(), names="value")
+        self.hint.observe(lambda _: self._start_lookahead(*self._refresh_choices()),
+                          names="value")
         self.choices_box = w.VBox()
+        self.choices_box.add_class("wb-choices")  # for the browser test
+        self._rows: list = []
+        self._more = w.HTML()
+        self._path_rows: list = []
         self.bound_html = w.HTML()
         self.path_box = w.VBox()
         self.domains_html = w.HTML()
@@ -119,6 +128,7 @@ class CandidateExplorer:
             self.title, w.HBox([self.undo_b, self.redo_b, self.reset_b, self.branch_b,
                                 self.branches]),
             self.status, w.HBox([left, w.Box([self.tabs], layout=w.Layout(width="54%"))])])
+        self.widget.add_class("wb-explorer")
         self.search = None
 
     def _ipython_display_(self):
@@ -127,6 +137,7 @@ class CandidateExplorer:
 
     # ------------------------------------------------------------- actions
     def _do(self, fn, *args) -> None:
+        self._t_click = time.perf_counter()
         try:
             fn(*args)
             self.message = ""
@@ -212,29 +223,38 @@ class CandidateExplorer:
 
     # ------------------------------------------------------------- refresh
     def refresh(self) -> None:
+        """Every panel from the session. The status line is written last (it
+        tells how long the click took in the kernel), and the look-ahead of
+        the listed values starts only after every panel has been sent."""
         t0 = time.perf_counter()
+        t_click, self._t_click = self._t_click or t0, None
         s, cand = self.session, self.session.cand
         b = s.bound()
         best = s.best_measured_ns()
         state = "fixed" if cand.is_fixed else f"{cand.open_count()} open choices"
         self.title.value = (f"<h3 style='margin:4px 0'>{html.escape(cand.kernel.name)} "
                             f"{html.escape(str(cand.problem.root_problem.kernel.spec()))}</h3>")
-        self.status.value = (f"<b>bound {fmt_time(b.value_ns)}</b> · {state} · "
-                             f"{len(cand.trail)} decisions · best measured "
-                             f"{fmt_time(best) if best else '—'} {self.message}")
         self.undo_b.disabled = s.branch.pos == 0
         self.redo_b.disabled = s.branch.pos + 1 >= len(s.branch.history)
         opts = [(br.name, k) for k, br in enumerate(s.branches)]
         if list(self.branches.options) != opts:
             self.branches.options = opts
         self.branches.value = s.current
-        self._refresh_choices()
+        gen, _, pending = self._refresh_choices()
         self._refresh_bound(b)
         self._refresh_path()
         self._refresh_domains()
         self._refresh_code()
         self._refresh_lazy()
-        self.last_refresh_ms = (time.perf_counter() - t0) * 1e3
+        now = time.perf_counter()
+        self.last_refresh_ms = (now - t0) * 1e3
+        self.last_click_ms = (now - t_click) * 1e3  # the decision itself and the refresh
+        self.status.value = (f"<b>bound {fmt_time(b.value_ns)}</b> · {state} · "
+                             f"{len(cand.trail)} decisions · best measured "
+                             f"{fmt_time(best) if best else '—'} {self.message} "
+                             f"<span style='color:#888;font-size:85%'>"
+                             f"({self.last_click_ms:.0f} ms in the kernel)</span>")
+        self._start_lookahead(gen, cand, pending)
 
     def _listed(self) -> list:
         cand = self.session.cand
@@ -254,29 +274,30 @@ class CandidateExplorer:
         return chs[:self.max_choices]
 
     def _refresh_choices(self) -> None:
-        w = _w()
+        # Rows and buttons are kept and re-labelled, never rebuilt: creating
+        # widgets costs the browser far more than changing their text.
         self._gen += 1
         gen, cand = self._gen, self.session.cand
-        rows, pending = [], []
-        for ch in self._listed():
-            buttons = {}
-            for v in ch.values:
-                btn = w.Button(description=v, layout=w.Layout(width="auto"),
-                               tooltip="force this value (child bound: computing)")
-                btn.on_click(lambda _, c=ch, v=v: self.force(c.name, c.objects, v))
-                buttons[v] = btn
+        listed = self._listed()
+        while len(self._rows) < len(listed):
+            self._rows.append(_ValueRow(self.force))
+        pending = []
+        for row, ch in zip(self._rows, listed):
             opts = self.session.cached_options(ch.name, ch.objects, cand)
+            row.show(ch, opts)
             if opts is None:
-                pending.append((ch, buttons))
-            else:
-                _label(buttons, opts)
-            rows.append(w.HBox([w.HTML(f"<code>{html.escape(ch.name)}("
-                                       f"{html.escape(', '.join(ch.objects))})</code>",
-                                       layout=w.Layout(width="180px")), *buttons.values()]))
-        more = len(cand.choices()) - len(rows)
-        if more > 0:
-            rows.append(w.HTML(f"<i>{more} more open choices (filter to see them)</i>"))
-        self.choices_box.children = rows
+                pending.append((ch, row.buttons_for(ch)))
+        for row in self._rows[len(listed):]:
+            row.hide()
+        more = len(cand.choices()) - len(listed)
+        self._more.value = f"<i>{more} more open choices (filter to see them)</i>" \
+            if more > 0 else ""
+        children = (*[r.box for r in self._rows], self._more)
+        if self.choices_box.children != children:
+            self.choices_box.children = children
+        return gen, cand, pending
+
+    def _start_lookahead(self, gen: int, cand, pending: list) -> None:
         if not pending or self.lookahead == "off":
             return
         if self.lookahead == "sync":
@@ -294,7 +315,10 @@ class CandidateExplorer:
             if gen != self._gen:
                 return
             try:
-                _label(buttons, self.session.options(ch.name, ch.objects, cand))
+                _label(buttons, self.session.options(ch.name, ch.objects, cand,
+                                                     stop=lambda: gen != self._gen))
+            except Stopped:
+                return
             except WorkbenchError as exc:
                 for b in buttons.values():
                     b.tooltip = f"no look-ahead: {exc}"
@@ -312,19 +336,30 @@ class CandidateExplorer:
 
     def _refresh_path(self) -> None:
         w = _w()
-        rows = []
+        steps = self.session.path_bounds()
+        while len(self._path_rows) < len(steps):
+            k = len(self._path_rows)
+            btn = w.Button(description=f"{k}", layout=w.Layout(width="48px"),
+                           tooltip=f"back to the candidate after step {k}")
+            btn.on_click(lambda _, k=k: self._do(self.session.jump, k))
+            self._path_rows.append(w.HBox([btn, w.HTML()]))
         prev = None
-        for step, d, ns in self.session.path_bounds():
+        for (step, d, ns), row in zip(steps, self._path_rows):
             what = "root" if d is None else \
                 f"{d.choice}({', '.join(d.objects)}) = {'|'.join(d.values)}"
             raised = "" if prev is None or ns <= prev else \
                 f" <span style='color:#b00'>+{fmt_time(ns - prev)}</span>"
-            btn = w.Button(description=f"{step}", layout=w.Layout(width="48px"),
-                           button_style="info" if step == self.session.branch.pos else "")
-            btn.on_click(lambda _, k=step: self._do(self.session.jump, k))
-            rows.append(w.HBox([btn, w.HTML(f"{html.escape(what)} → {fmt_time(ns)}{raised}")]))
+            text = f"{html.escape(what)} → {fmt_time(ns)}{raised}"
+            btn, label = row.children
+            if label.value != text:
+                label.value = text
+            style = "info" if step == self.session.branch.pos else ""
+            if btn.button_style != style:
+                btn.button_style = style
             prev = ns
-        self.path_box.children = rows
+        children = tuple(self._path_rows[:len(steps)])
+        if self.path_box.children != children:
+            self.path_box.children = children
 
     def _refresh_domains(self) -> None:
         cand = self.session.cand
@@ -341,7 +376,8 @@ class CandidateExplorer:
             "<p style='font-size:85%'>order grid: B before, A after, I in (row nested in "
             "column), O out, M merged; grey cells are still open. Kinds: dark decided, "
             "light possible, white pruned.</p>")
-        update_grids(self.order_fig, self.kinds_fig, cand)
+        if self.tabs.selected_index == 2:  # redrawing hidden figures costs the page
+            update_grids(self.order_fig, self.kinds_fig, cand)
 
     def _refresh_code(self) -> None:
         cand = self.session.cand
@@ -351,12 +387,14 @@ class CandidateExplorer:
             return
         from workbench.codegen import generate
         g = generate(cand)
-        self.code_html.value = (f"<pre style='font-size:11px;max-height:420px;overflow:auto'>"
-                                f"{html.escape(g.cuda)}</pre><p>launch {g.launch}</p>")
+        self.code_html.value = (f"<div style='font-size:11px;max-height:420px;overflow:auto'>"
+                                f"{_highlight(g.cuda)}</div><p>launch {g.launch}</p>")
 
     def _refresh_lazy(self) -> None:
         tab = self.tabs.selected_index
-        if tab == 4:
+        if tab == 2:
+            update_grids(self.order_fig, self.kinds_fig, self.session.cand)
+        elif tab == 4:
             self.refresh_timings()
         elif tab == 5:
             self.refresh_sparsity()
@@ -394,18 +432,91 @@ class CandidateExplorer:
         return fig
 
 
+class _ValueRow:
+    """One listed choice: its name and a button per remaining value. The
+    widgets are reused for whatever choice the row shows next."""
+
+    def __init__(self, force):
+        w = _w()
+        self._force = force
+        self.name = w.HTML(layout=w.Layout(width="180px", flex="0 0 auto"))
+        self.buttons: list = []
+        self.box = w.HBox([self.name], layout=w.Layout(flex_flow="row wrap"))
+        self.choice = None
+
+    def _click(self, btn) -> None:
+        ch = self.choice
+        if ch is not None:
+            self._force(ch.name, ch.objects, btn._wb_value)
+
+    def show(self, ch, opts=None) -> None:
+        w = _w()
+        self.choice = ch
+        text = f"<code>{html.escape(ch.name)}({html.escape(', '.join(ch.objects))})</code>"
+        if self.name.value != text:
+            self.name.value = text
+        while len(self.buttons) < len(ch.values):
+            b = w.Button(layout=w.Layout(width="auto"))
+            b.on_click(self._click)
+            self.buttons.append(b)
+        by_value = {o.value: o for o in opts or ()}
+        for b, v in zip(self.buttons, ch.values):
+            b._wb_value = v
+            _set(b, _look(v, by_value.get(v)))
+        children = (self.name, *self.buttons[:len(ch.values)])
+        if self.box.children != children:
+            self.box.children = children
+        if self.box.layout.display is not None:
+            self.box.layout.display = None
+
+    def hide(self) -> None:
+        self.choice = None
+        self.box.layout.display = "none"
+
+    def buttons_for(self, ch) -> dict:
+        return dict(zip(ch.values, self.buttons))
+
+
+def _look(value: str, o) -> dict:
+    """A value button's text, colour and tooltip, from its Option (None:
+    look-ahead not computed yet)."""
+    if o is None:
+        return {"description": value, "button_style": "", "disabled": False,
+                "tooltip": "force this value (child bound: computing)"}
+    if o.bound_ns is None:
+        return {"description": value, "button_style": "danger", "disabled": True,
+                "tooltip": o.dead_end or "dead end"}
+    return {"description": f"{value} · {fmt_time(o.bound_ns)}",
+            "button_style": "warning" if o.above_best else "", "disabled": False,
+            "tooltip": "bound ≥ best measured time" if o.above_best else "force this value"}
+
+
+def _set(widget, attrs: dict) -> None:
+    """Change only what differs, in one message to the page."""
+    changed = {k: v for k, v in attrs.items() if getattr(widget, k) != v}
+    if changed:
+        with widget.hold_sync():
+            for k, v in changed.items():
+                setattr(widget, k, v)
+
+
 def _label(buttons: dict, opts) -> None:
     """Put each option's child bound and marks on its button."""
     for o in opts:
         b = buttons.get(o.value)
-        if b is None:
-            continue
-        if o.bound_ns is None:
-            b.button_style, b.disabled, b.tooltip = "danger", True, o.dead_end or "dead end"
-        else:
-            b.description = f"{o.value} · {fmt_time(o.bound_ns)}"
-            b.button_style = "warning" if o.above_best else ""
-            b.tooltip = "bound ≥ best measured time" if o.above_best else "force this value"
+        if b is not None:
+            _set(b, _look(o.value, o))
+
+
+def _highlight(code: str) -> str:
+    """CUDA as coloured HTML (Pygments, which IPython brings); plain without it."""
+    try:
+        from pygments import highlight
+        from pygments.formatters import HtmlFormatter
+        from pygments.lexers import CudaLexer
+    except ImportError:
+        return f"<pre>{html.escape(code)}</pre>"
+    return highlight(code, CudaLexer(), HtmlFormatter(noclasses=True, nowrap=False))
 
 
 def _default_backend() -> str:

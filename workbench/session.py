@@ -152,16 +152,17 @@ class Session:
             return self.options(choice, objects, cand)
         return None
 
-    def options(self, choice: str, objects, cand: Candidate | None = None) -> list[Option]:
+    def options(self, choice: str, objects, cand: Candidate | None = None, stop=None
+                ) -> list[Option]:
         """Each remaining value with the bound of its child (look-ahead),
         for the current candidate or `cand`; cached, so going back to a
         candidate costs nothing."""
         from .model.lookahead import lookahead
         cand = cand or self.cand
         key = (cand.digest(), choice, tuple(objects))
-        if key not in self._kids:
+        if key not in self._kids:  # `stop`: see model.lookahead (nothing is cached then)
             self._kids[key] = lookahead(cand, choice, tuple(objects), self.target,
-                                        parent=self.bound(cand))
+                                        parent=self.bound(cand), stop=stop)
         kids = self._kids[key]
         best = self.best_measured_ns()
         return [Option(k.value, None, k.error) if k.bound is None else

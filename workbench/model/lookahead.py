@@ -31,12 +31,19 @@ class Child:
         return self.bound.value_ns if self.bound is not None else float("inf")
 
 
-def lookahead(cand, choice: str, objects, target=None, parent: Bound | None = None
-              ) -> list[Child]:
-    """Bound of the candidate after each remaining value of one choice."""
+class Stopped(Exception):
+    """A look-ahead given up because its `stop()` said so (a newer request)."""
+
+
+def lookahead(cand, choice: str, objects, target=None, parent: Bound | None = None,
+              stop=None) -> list[Child]:
+    """Bound of the candidate after each remaining value of one choice;
+    `stop()`, asked before each value, abandons it (raises Stopped)."""
     parent = parent or bound(cand, target)
     out = []
     for value in sorted(cand.domain(choice, tuple(objects))):
+        if stop is not None and stop():
+            raise Stopped(f"look-ahead of {choice}{tuple(objects)} stopped")
         try:
             child = cand.apply(choice, tuple(objects), value)
         except DeadEnd as exc:

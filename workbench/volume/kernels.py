@@ -40,23 +40,35 @@ def conv_spec(n: int, c: int, h: int, w: int, f: int, kh: int, kw: int, low=(1, 
             "output": "act0"}
 
 
+def logical_tiles(cand, inst) -> dict:
+    """Tile of instruction `inst` (an instruction of the root's kernel) per
+    logical dimension, implied by the candidate's `size` decisions: the
+    logical size over its outermost level's size (the smallest tile still
+    possible while that size is open), and whether that size is decided:
+    {logical name: (tile, fixed)}."""
+    out: dict = {}
+    for d in inst.dims:
+        if d.level == 0:
+            dom = [int(v) for v in cand.domain("size", (d.name,))]
+            out[d.logical.name] = (d.logical.size // max(dom), len(dom) == 1)
+    return out
+
+
 def tile_sizes(cand) -> tuple[dict, bool]:
-    """Tile of the output per output dimension implied by the candidate's
-    `size` decisions: the logical size over the outermost level's size (the
-    smallest tile still possible while that size is open), and whether every
-    one of those sizes is decided."""
+    """Tile of the output per output dimension (`logical_tiles` of the
+    store's dimensions), and whether every one of those sizes is decided."""
     kernel = cand.problem.root_problem.kernel
     store = next((i for i in kernel.instructions() if i.op == "store"), None)
     if store is None:
         raise WorkbenchError("the kernel has no store: no output to tile")
     order = _output_order(kernel)
+    tiles = logical_tiles(cand, store)
     sizes, fixed = {}, True
     for d in store.dims:
-        if d.level != 0:
-            continue
-        dom = [int(v) for v in cand.domain("size", (d.name,))]
-        fixed &= len(dom) == 1
-        sizes[order.index(d.logical.name)] = d.logical.size // max(dom)
+        if d.level == 0:
+            tile, known = tiles[d.logical.name]
+            fixed &= known
+            sizes[order.index(d.logical.name)] = tile
     return sizes, fixed
 
 
@@ -67,4 +79,4 @@ def _output_order(kernel) -> list:
         [x for x in names if x != "k"]
 
 
-__all__ = ["conv_spec", "tile_sizes", "volume_spec"]
+__all__ = ["conv_spec", "logical_tiles", "tile_sizes", "volume_spec"]

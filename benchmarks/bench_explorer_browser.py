@@ -1,0 +1,101 @@
+"""Click latency of the explorer in a real browser (JupyterLab + Debian's
+Chromium through Playwright) on matmul 1024, and the README's screenshots.
+
+For each click: `panels_ms` — click to the page showing the new status line
+(bound, decisions) and the new domains table, i.e. every panel updated;
+`lookahead_ms` — click to the first listed choice's values carrying their
+child bounds again; `kernel_ms` — the part spent in the notebook kernel
+(decision + refresh), as the status line reports it.
+
+    python benchmarks/bench_explorer_browser.py [--clicks 20] [--shots docs/]
+Writes data/bench/explorer_browser.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import re
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import workbench as wb
+from widgets.labdriver import explorer_page, missing
+from workbench.descent import random_fixed
+from workbench.session import Session
+
+KERNEL = {"m": 1024, "n": 1024, "k": 1024}
+
+
+def _state(data: Path, fixed, pos: int) -> None:
+    """The explorer state the notebook will load: `fixed`'s trail, at step `pos`."""
+    s = Session(wb.Candidate.root(wb.kernels.matmul(**KERNEL)))
+    s.new_branch("shown", fixed)
+    s.branches = [s.branches[-1]]
+    s.branches[0].name, s.current = "main", 0
+    s.branches[0].pos = pos
+    s.save(data / "explorer" / "matmul_1024.json")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--clicks", type=int, default=20)
+    ap.add_argument("--shots", type=Path, default=None, help="folder for the screenshots")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path, default=ROOT / "data" / "bench" /
+                    "explorer_browser.json")
+    args = ap.parse_args()
+    why = missing()
+    if why:
+        sys.exit(f"cannot run: {why}")
+    rng = random.Random(args.seed)
+    clicks = []
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp)
+        with explorer_page(data, data / "lab.log") as lab:
+            lab.wait_lookahead()
+            if args.shots:
+                lab.screenshot(args.shots / "explorer_root.png")
+            for k in range(args.clicks):
+                r = lab.click_value(0, rng.randrange(4))
+                m = re.search(r"\((\d+) ms in the kernel\)", r["status_after"])
+                r["kernel_ms"] = float(m.group(1)) if m else None
+                clicks.append(r)
+                print(f"click {k}: {r['value']:>22}  panels {r['panels_ms']:7.1f} ms  "
+                      f"look-ahead {r['lookahead_ms']:8.1f} ms  kernel {r['kernel_ms']} ms")
+                lab.wait_lookahead()
+                lab.page.wait_for_timeout(300)  # a person reads before the next click
+        if args.shots:
+            fixed = random_fixed(wb.Candidate.root(wb.kernels.matmul(**KERNEL)),
+                                 random.Random(args.seed))
+            for name, pos in (("midway", len(fixed.trail) // 2), ("fixed", len(fixed.trail))):
+                _state(data, fixed, pos)
+                with explorer_page(data, data / "lab.log") as lab:
+                    if name == "fixed":
+                        lab.page.click(".wb-explorer .lm-TabBar-tab:has-text('Code')")
+                    lab.page.wait_for_timeout(1500)
+                    lab.screenshot(args.shots / f"explorer_{name}.png")
+
+    def stats(key):
+        xs = [c[key] for c in clicks if c.get(key) is not None]
+        return {"median": statistics.median(xs), "p90": sorted(xs)[int(0.9 * (len(xs) - 1))],
+                "max": max(xs)} if xs else None
+
+    out = {"kernel": {"builder": "matmul", **KERNEL}, "clicks": clicks,
+           "panels_ms": stats("panels_ms"), "lookahead_ms": stats("lookahead_ms"),
+           "kernel_ms": stats("kernel_ms"), "target_ms": 150,
+           "machine": {"cpus": __import__("os").cpu_count(), "python": platform.python_version()}}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(out, indent=1))
+    print(json.dumps({k: out[k] for k in ("panels_ms", "lookahead_ms", "kernel_ms")}))
+
+
+if __name__ == "__main__":
+    main()

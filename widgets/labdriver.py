@@ -1,0 +1,193 @@
+"""JupyterLab in a real browser: start a lab server on 127.0.0.1, open the
+explorer notebook in Debian's Chromium through Playwright, run it, click
+values and time how long the page takes to show the new state.
+
+Used by the end-to-end test (tests/test_browser.py), the latency benchmark
+(benchmarks/bench_explorer_browser.py) and the README's screenshots. The
+explorer state the notebook loads comes from WORKBENCH_DATA, so a caller can
+open the notebook on any prepared candidate (root, midway, fixed).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+CHROMIUM = "/usr/bin/chromium"
+# Without these, Chromium's background connections are refused by a closed
+# network many at a time, and a fresh profile asks first-run questions.
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--disable-dev-shm-usage"]
+REPO = Path(__file__).resolve().parents[1]
+NOTEBOOK = "notebooks/00_explorer.ipynb"
+
+
+def missing() -> str | None:
+    """Why a browser run cannot happen here, or None."""
+    if not Path(CHROMIUM).exists():
+        return f"no {CHROMIUM} (Debian's chromium package)"
+    try:
+        import jupyterlab  # noqa: F401
+        import playwright.sync_api  # noqa: F401
+    except ImportError as exc:
+        return f"{exc.name} is not installed"
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def lab_server(data_dir: Path, log: Path):
+    """A JupyterLab server on the repository, its notebooks' data in
+    `data_dir`; yields the base URL with the token."""
+    import shutil
+    if not (data_dir / "targets").exists():  # the hardware tables come along
+        shutil.copytree(REPO / "data" / "targets", data_dir / "targets")
+    port, token = _free_port(), secrets.token_hex(16)
+    settings = data_dir / "lab-settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True, exist_ok=True)  # no "get Jupyter news?" pop-up
+    (settings / "notification.jupyterlab-settings").write_text(
+        '{"fetchNews": "false", "checkForUpdates": false}')
+    env = {**os.environ, "WORKBENCH_DATA": str(data_dir),
+           "JUPYTERLAB_SETTINGS_DIR": str(data_dir / "lab-settings"),
+           # a fresh workspace: no tabs restored from an earlier session
+           "JUPYTERLAB_WORKSPACES_DIR": str(data_dir / "lab-workspaces")}
+    cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1",
+           f"--port={port}", f"--IdentityProvider.token={token}",
+           f"--ServerApp.root_dir={REPO}", "--ServerApp.disable_check_xsrf=True",
+           "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+    if os.geteuid() == 0:
+        cmd.append("--allow-root")
+    with log.open("w") as fh:
+        proc = subprocess.Popen(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, cwd=REPO)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"JupyterLab did not start; see {log}") from None
+                time.sleep(0.5)
+        yield base, token
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+# JavaScript run in the page: click a value and time until the page shows
+# the new state. "panels" = the status line (bound, decisions) and the
+# domains table both changed; "lookahead" = the value buttons carry child
+# bounds again.
+_LABELLED_JS = """(() => {
+    const row = [...document.querySelectorAll('.wb-choices > .widget-hbox')]
+        .find(r => r.offsetParent !== null);
+    if (!row) return false;
+    const bs = [...row.querySelectorAll('button')];
+    return bs.length > 0 && bs.every(b => b.disabled || b.textContent.includes(' · '));
+})()"""
+_CLICK_JS = """
+async ([rowIndex, valueIndex]) => {
+  const q = (s) => document.querySelector(s);
+  const status = [...document.querySelectorAll('.widget-html-content')]
+      .find(e => e.textContent.includes('decisions ·'));
+  const domains = [...document.querySelectorAll('.widget-html-content')]
+      .find(e => e.textContent.includes('values left'));
+  const rows = [...document.querySelectorAll('.wb-choices > .widget-hbox')]
+      .filter(r => r.offsetParent !== null);
+  const row = rows[rowIndex];
+  const buttons = [...row.querySelectorAll('button')].filter(b => !b.disabled);
+  const button = buttons[valueIndex % buttons.length];
+  const before = [status.textContent, domains.textContent];
+  const label = button.textContent;
+  const t0 = performance.now();
+  button.click();
+  const wait = (pred) => new Promise((resolve) => {
+    const tick = () => pred() ? resolve(performance.now() - t0) : requestAnimationFrame(tick);
+    tick();
+  });
+  const panels = await wait(() => status.textContent !== before[0]
+                                  && domains.textContent !== before[1]);
+  const lookahead = await wait(() => LABELLED());
+  return {value: label, panels_ms: panels, lookahead_ms: lookahead,
+          status_before: before[0], status_after: status.textContent,
+          domains_changed: domains.textContent !== before[1]};
+}
+""".replace("LABELLED()", _LABELLED_JS)
+
+
+class LabPage:
+    """The explorer notebook open and run in Chromium."""
+
+    def __init__(self, page):
+        self.page = page
+
+    def run_all(self, timeout_s: float = 240) -> None:
+        page = self.page
+        page.wait_for_function("document.body.innerText.includes('Idle')",
+                               timeout=timeout_s * 1e3)
+        page.click("li.lm-MenuBar-item:has-text('Run')")
+        page.click(".lm-Menu-itemLabel:text-is('Run All Cells')")
+        page.wait_for_selector(".wb-explorer", timeout=timeout_s * 1e3)
+        page.wait_for_function("document.body.innerText.includes('decisions ·')",
+                               timeout=timeout_s * 1e3)
+
+    def wait_lookahead(self, timeout_s: float = 120) -> None:
+        self.page.wait_for_function(_LABELLED_JS, timeout=timeout_s * 1e3)
+
+    def text(self, contains: str) -> str:
+        return self.page.evaluate(
+            "(c) => ([...document.querySelectorAll('.widget-html-content')]"
+            ".find(e => e.textContent.includes(c)) || {textContent: ''}).textContent", contains)
+
+    def click_value(self, row: int = 0, value: int = 0) -> dict:
+        """Click a value of the `row`-th listed choice; the timings in ms."""
+        return self.page.evaluate(_CLICK_JS, [row, value])
+
+    def screenshot(self, path: Path) -> Path:
+        """The page with the explorer scrolled to the top of the notebook."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.page.evaluate("document.querySelector('.wb-explorer').scrollIntoView()")
+        self.page.screenshot(path=str(path))
+        return path
+
+
+@contextmanager
+def explorer_page(data_dir: Path, log: Path, width: int = 1500, height: int = 1100,
+                  notebook: str = NOTEBOOK):
+    """JupyterLab serving the repository, the explorer notebook open and run."""
+    from playwright.sync_api import sync_playwright
+    with lab_server(data_dir, log) as (base, token), sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                     args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            page.goto(f"{base}/lab/tree/{notebook}?token={token}", timeout=120_000)
+            page.wait_for_selector(".jp-Notebook", timeout=120_000)
+            if page.locator(".jp-FileBrowser").is_visible():  # room for the explorer
+                page.keyboard.press("Control+b")
+            lab = LabPage(page)
+            lab.run_all()
+            yield lab
+        finally:
+            browser.close()
+
+
+__all__ = ["CHROMIUM", "LabPage", "explorer_page", "lab_server", "missing"]

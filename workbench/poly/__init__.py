@@ -1,0 +1,7 @@
+"""Polyhedral decision aids: instance-wise dependences of a kernel (islpy),
+the fusion conflict graph of pluto-lp-dfp with its convex colouring, and the
+Affine-MARS partition of tile footprints."""
+
+from .deps import Dependence, PolyProgram, Statement, from_kernel, input_dependences
+
+__all__ = ["Dependence", "PolyProgram", "Statement", "from_kernel", "input_dependences"]
