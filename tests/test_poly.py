@@ -116,15 +116,17 @@ def _trace_partition(m, tile_points, deps_py):
     return mine, readers
 
 
+def _points(s: isl.Set) -> set:
+    out = []
+    n = s.dim(isl.dim_type.set)
+    s.foreach_point(lambda q: out.append(tuple(
+        q.get_coordinate_val(isl.dim_type.set, k).to_python() for k in range(n))))
+    return set(out)
+
+
 def _check_partition(m, tile_points, deps_py):
     mine, readers = _trace_partition(m, tile_points, deps_py)
-    parts = []
-    for p, _ in m.parts:
-        pts = []
-        p.foreach_point(lambda q: pts.append(tuple(
-            q.get_coordinate_val(isl.dim_type.set, k).to_python()
-            for k in range(p.dim(isl.dim_type.set)))))
-        parts.append(set(pts))
+    parts = [_points(p) for p, _ in m.parts]
     flat = [y for s in parts for y in s]
     assert sorted(flat) == sorted(mine)  # a partition: each element in exactly one MARS
     for s in parts:  # atomic: one set of readers per MARS

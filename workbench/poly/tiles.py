@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import islpy as isl
 
+from ..errors import WorkbenchError
 from ..volume.kernels import logical_tiles
 from .deps import fix_sizes, from_kernel
 from .mars import Mars, mars, tile_map
@@ -92,7 +93,7 @@ def _shared_temporaries(cand) -> dict:
             continue
         try:
             dom = cand.domain("mem_space", (a.name,))
-        except Exception:  # noqa: BLE001 - an array the space does not list
+        except WorkbenchError:  # an array the space does not list
             continue
         if dom == {"SHARED"}:
             out.setdefault(_endpoints(a.name, names), []).append(a.name)
