@@ -132,3 +132,13 @@ def test_check_and_reference_land_in_the_store_and_the_timings(kernel, tmp_path)
     assert any(sh.y0 * 1e3 == pytest.approx(line) for sh in scatter.layout.shapes)
     assert len(cdf.data[0].x) == 1 and cdf.data[0].x[0] >= 1.0  # measured ≥ bound
     assert len(best.data[0].y) == 1  # one implementation; the reference is a line
+
+
+def test_fusion_tab_shows_the_graph_why_and_footprints(kernel):
+    e = CandidateExplorer(kernel, store=None, backend="cpu", lookahead="off")
+    e.tabs.selected_index = 7
+    fig, info = e.fusion_box.children
+    assert "cannot fuse" in info.value and "violates" in info.value
+    assert "ld_a-&gt;mad" in info.value or "ld_a->mad" in info.value
+    names = set(fig.data[-1].hovertext)
+    assert any(n.startswith("mad.k") for n in names)

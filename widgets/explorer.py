@@ -112,14 +112,16 @@ class CandidateExplorer:
         self.search_b.on_click(lambda _: self.start_search())
         self.adopt_b.on_click(lambda _: self.adopt_search())
         self.search_box = w.VBox([w.HBox([self.search_budget, self.search_b, self.adopt_b])])
+        self.fusion_box = w.VBox()
+        self._fcg = None  # (graph, colouring) of the kernel, built on first show
         self.tabs = w.Tab(children=[
             self.bound_html, self.path_box,
             w.VBox([self.domains_html, w.HBox([self.order_fig, self.kinds_fig])]),
             w.VBox([w.HBox([self.run_b, self.check_b, self.ref_b]), self.run_out,
                     self.code_html]),
-            self.timings_box, self.sparsity_box, self.search_box])
+            self.timings_box, self.sparsity_box, self.search_box, self.fusion_box])
         for k, t in enumerate(("Bound", "Path", "Domains", "Code", "Timings", "Sparsity",
-                               "Search")):
+                               "Search", "Fusion")):
             self.tabs.set_title(k, t)
         self.tabs.observe(lambda _: self._refresh_lazy(), names="selected_index")
         left = w.VBox([w.HBox([self.filter, self.hint]), self.choices_box],
@@ -398,6 +400,8 @@ class CandidateExplorer:
             self.refresh_timings()
         elif tab == 5:
             self.refresh_sparsity()
+        elif tab == 7:
+            self.refresh_fusion()
 
     def refresh_timings(self):
         from .timings_view import timing_figures
@@ -405,6 +409,46 @@ class CandidateExplorer:
         self.timings_box.children = figs or [_w().HTML(
             "<i>no measurement of this kernel yet: fix a candidate and Run, or Search</i>")]
         return self.timings_box.children
+
+    def refresh_fusion(self):
+        """The kernel's fusion conflict graph with its colouring, why each
+        fusion is impossible, and the footprint (bytes, MARS) of one tile of
+        every consumer under the current size decisions."""
+        import plotly.graph_objects as go
+
+        from workbench.poly import from_kernel
+        from workbench.poly.fcg import build_fcg, colour
+        from workbench.poly.tiles import tile_footprints
+
+        from .poly_view import fcg_figure
+        kernel = self.session.root.problem.root_problem.kernel
+        try:
+            if self._fcg is None:
+                prog = from_kernel(kernel)
+                self._fcg = (build_fcg(prog), colour(prog))
+            g, c = self._fcg
+            fps = tile_footprints(self.session.cand)
+        except WorkbenchError as exc:
+            self.fusion_box.children = [_w().HTML(f"<i>{html.escape(str(exc))}</i>")]
+            return None
+        edges = "".join(f"<tr><td>{html.escape(' ✗ '.join(sorted(g.name(v) for v in e)))}"
+                        f"</td><td>{html.escape(r)}</td></tr>" for e, r in g.edges.items())
+        perms = ", ".join(f"{s}: ({', '.join(c.permutation(s))})" for s in g.dims)
+        rows = "".join(
+            f"<tr><td>{html.escape(f.dependence)}</td><td>{f.tile}</td>"
+            f"<td>{f.mars.footprint_size:,}</td><td>{f.bytes:,} B</td>"
+            f"<td>{len(f.mars.parts)}</td><td>{', '.join(f.shared) or '—'}</td></tr>"
+            for f in fps)
+        info = _w().HTML(
+            f"<p><b>colouring</b> (outermost first): {html.escape(perms)}; "
+            f"{len(c.cuts)} cut(s)</p><table><tr><th>cannot fuse</th><th>why</th></tr>"
+            f"{edges}</table><p><b>one tile's footprint</b> (tiles from the size "
+            f"decisions{'' if all(f.fixed for f in fps) else '; open sizes: smallest tile'})"
+            f"</p><table><tr><th>dependence</th><th>tile</th><th>elements</th><th>bytes</th>"
+            f"<th>MARS</th><th>in SHARED</th></tr>{rows}</table>")
+        fig = go.FigureWidget(fcg_figure(g, c))
+        self.fusion_box.children = [fig, info]
+        return fig
 
     def refresh_sparsity(self):
         import islpy as isl
