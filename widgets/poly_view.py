@@ -69,9 +69,7 @@ def mars_figure(m, title: str | None = None):
         raise ValueError(f"a {n}-D data space has no 2-D picture; slice it first")
     fig = go.Figure()
     for k, (part, readers) in enumerate(m.parts):
-        pts = []
-        part.foreach_point(lambda p: pts.append([p.get_coordinate_val(
-            isl.dim_type.set, d).to_python() for d in range(n)]))
+        pts = _points(part, n)
         xs = [p[-1] for p in pts]
         ys = [p[0] for p in pts] if n == 2 else [0] * len(pts)
         fig.add_scatter(x=xs, y=ys, mode="markers", marker={
@@ -82,6 +80,13 @@ def mars_figure(m, title: str | None = None):
                       height=380, yaxis={"scaleanchor": "x"} if n == 2 else {"visible": False},
                       margin={"l": 40, "r": 10, "t": 40, "b": 30})
     return fig
+
+
+def _points(s, n: int) -> list:
+    out: list = []
+    s.foreach_point(lambda p: out.append([p.get_coordinate_val(
+        isl.dim_type.set, d).to_python() for d in range(n)]))
+    return out
 
 
 __all__ = ["fcg_figure", "mars_figure"]
