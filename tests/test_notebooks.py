@@ -22,6 +22,7 @@ EXPECT = {
     "04_reading_the_bound": ["limited by", "kepler_k4000"],
     "05_sparsity_padded_conv": ["516128", "tiles touch the padding"],
     "06_bound_accuracy": ["samples faster than their bound: 0"],
+    "07_fusion_and_mars": ["S1.i ✗ S2.i", "consumer tiles"],
 }
 
 

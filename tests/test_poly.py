@@ -203,3 +203,79 @@ def test_tile_footprints_of_a_fixed_matmul():
     assert b.mars.footprint_size == b.tile["k"] * b.tile["n"]
     st = fps["mad->st_c"]
     assert st.mars.footprint_size == st.tile["m"] * st.tile["n"] and not st.mars.consumers
+
+
+# --------------------------------------------------------------- propagator
+def _scale_by_last(n: int):
+    """z[i] = x[i] * x[n-1]: the product reads the load's last iteration."""
+    from workbench.kernels.ir import Operand
+    from workbench.kernels.linalg import LinalgKernel
+
+    def ref(d, xp, dtype):
+        return {"z": d["x"].astype(dtype) * dtype(d["x"][-1])}
+    k = LinalgKernel("scale_by_last", {"builder": "scale_by_last", "n": n}, ref, (), "h200")
+    # no level can have size 1 (a one-iteration loop merges harmlessly)
+    ln = k.logical_dim("n", n, ((4, 8, 16), (2, 4)))
+    x, z = k.array("x", n, {"n": 1}, "input"), k.array("z", n, {"n": 1}, "output")
+    dx, df, dz = (k.nest(p, ln) for p in ("x", "f", "z"))
+    k.inst("ld_x", "load", dx, array=x)
+    k.inst("mul", "mul", df, [Operand("inst", "ld_x", k.pair(dx, df, ln)),
+                              Operand("inst", "ld_x", ())])
+    k.inst("st_z", "store", dz, [Operand("inst", "mul", k.pair(df, dz, ln))], z)
+    return k
+
+
+def test_fcg_verdicts_agree_with_the_space_on_a_last_value_read():
+    """The FCG proves ld_x.n and mul.n unfusable (mul reads x[n-1]); the GPU
+    space already removes those merges, so the extra propagator is sound and
+    finds nothing left to remove."""
+    from workbench.poly import fcg_prune
+    kernel = _scale_by_last(256)
+    prog = from_kernel(kernel)
+    g = build_fcg(prog)
+    assert g.conflict(("ld_x", 0), ("mul", 0)) and not g.conflict(("mul", 0), ("st_z", 0))
+    plain = wb.Candidate.root(kernel)
+    proposed = fcg_prune(kernel)
+    # every level of ld_x's n against every level of mul's n; nothing with st_z
+    assert {objs for _, objs, _, _ in proposed} == {(f"d{a}", f"d{b}") for a in range(3)
+                                                     for b in range(3, 6)}
+    for _, objs, values, why in proposed:
+        assert "ld_x" in why and "mul" in why
+        assert "MERGED" not in plain.domain("order", objs)
+    pruned = wb.Candidate.root(kernel, prune=fcg_prune)
+    assert pruned.digest() == plain.digest()
+
+
+def test_extra_propagator_mechanism_records_why():
+    kernel = wb.kernels.matmul(m=16, n=16, k=8)
+
+    def no_merge(k):
+        return [("order", ("d0", "d10"), ("MERGED",), "test: never merge d0 and d10")]
+    root = wb.Candidate.root(kernel, prune=no_merge)
+    assert "MERGED" not in root.domain("order", ("d0", "d10"))
+    assert "MERGED" in wb.Candidate.root(kernel).domain("order", ("d0", "d10"))
+    assert any(p.by == "test: never merge d0 and d10" for p in root.pruned())
+    with pytest.raises(wb.InvalidDecision):
+        root.apply("order", ("d0", "d10"), "MERGED")
+
+
+def test_fcg_propagator_keeps_every_implementation_found_without_it():
+    from workbench.poly import fcg_prune
+    kernel = wb.kernels.matmul(m=16, n=16, k=8)
+    root = wb.Candidate.root(kernel, prune=fcg_prune)
+    for seed in range(4):
+        fixed = random_fixed(wb.Candidate.root(kernel), random.Random(seed))
+        again = wb.Candidate.replay(kernel, fixed.trail, prune=fcg_prune)
+        assert again.is_fixed and again.digest() == fixed.digest()
+    assert root.log10_size() == wb.Candidate.root(kernel).log10_size()
+
+
+def test_space_stats_cli_with_the_fcg_propagator():
+    import json
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-m", "workbench", "space-stats", "--kernel", "axpy",
+                          "--sizes", "n=256", "--descents", "5", "--fcg", "--json"],
+                         capture_output=True, text=True, check=True)
+    got = json.loads(out.stdout)
+    assert got["descents"] == 5 and 0 <= got["dead_end_probability"] <= 1

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from .errors import DeadEnd, InvalidDecision
 from .space.problem import Problem, permute
-from .space.propagators import DECISION, INF, Store, fixpoint
+from .space.propagators import DECISION, EXTRA, INF, Store, fixpoint
 from .space.space import Space, load_space
 
 FORMAT = "workbench.candidate/1"
@@ -121,9 +121,13 @@ class Candidate:
 
     # ------------------------------------------------------------ creation
     @classmethod
-    def root(cls, kernel, space: Space | str | None = None) -> Candidate:
+    def root(cls, kernel, space: Space | str | None = None, prune=None) -> Candidate:
         """The propagated root candidate of `kernel` in its decision space
-        (by default the kernel's own `space` attribute)."""
+        (by default the kernel's own `space` attribute). `prune`: an optional
+        extra propagator, `prune(kernel) -> [(choice, objects, values to
+        remove, reason)]`, applied before the root's propagation (e.g.
+        `workbench.poly.fcg_prune`); its removals show in `pruned()` with
+        their reason."""
         if space is None:
             space = getattr(kernel, "space", None)
             if space is None:
@@ -131,18 +135,32 @@ class Candidate:
         if isinstance(space, str):
             space = load_space(space)
         per_kernel = _ROOTS.setdefault(kernel, {})
-        root = per_kernel.get(id(space))
+        key = (id(space), prune)
+        root = per_kernel.get(key)
         if root is None:
             problem = Problem(space, kernel)
             st = Store(problem, problem.init_tables)
+            for name, objects, values, reason in (prune(kernel) if prune else ()):
+                got = problem.index.get((name, tuple(objects)))
+                if got is None:
+                    continue
+                v, inv = got
+                universe = [str(x) for x in problem.universe[v]]
+                removed = sum(1 << universe.index(x) for x in values if x in universe)
+                if inv:
+                    removed = permute(removed, problem.choice_infos[problem.vc[v]].inverse)
+                dom = st.get(v)
+                if dom & removed:
+                    st.put(v, dom & ~removed, EXTRA)
+                    problem.extra_reason[problem.keys[v]] = reason
             problem, st, history = _settle(problem, st, range(len(problem.instances)))
             root = cls(problem, st.tables, (), st.log, history)
-            per_kernel[id(space)] = root
+            per_kernel[key] = root
         return root
 
     @classmethod
-    def replay(cls, kernel, trail: Iterable, space=None) -> Candidate:
-        cand = cls.root(kernel, space)
+    def replay(cls, kernel, trail: Iterable, space=None, prune=None) -> Candidate:
+        cand = cls.root(kernel, space, prune)
         for d in trail:
             if isinstance(d, dict):
                 d = Decision.from_dict(d)
@@ -381,5 +399,7 @@ def _resolve(problem: Problem, log) -> list[Pruning]:
         u = problem.universe[v]
         removed = tuple(str(u[i]) for i in range(len(u)) if (old & ~new) >> i & 1)
         kept = tuple(str(u[i]) for i in range(len(u)) if new >> i & 1)
-        out.append(Pruning(name, objs, removed, kept, problem.cause_text(cause)))
+        by = problem.extra_reason.get((name, objs), "extra propagator") if cause == EXTRA \
+            else problem.cause_text(cause)
+        out.append(Pruning(name, objs, removed, kept, by))
     return out

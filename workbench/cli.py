@@ -47,11 +47,15 @@ def build_kernel(name: str, sizes: dict):
 def load_candidate(args) -> Candidate:
     kernel = build_kernel(args.kernel, parse_sizes(args.sizes))
     space = getattr(args, "space", None)
-    root = Candidate.root(kernel, space)
+    prune = None
+    if getattr(args, "fcg", False):
+        from .poly import fcg_prune
+        prune = fcg_prune
+    root = Candidate.root(kernel, space, prune)
     if getattr(args, "trail", None):
         data = json.loads(Path(args.trail).read_text())
         trail = data["trail"] if isinstance(data, dict) else data
-        return Candidate.replay(kernel, trail, space)
+        return Candidate.replay(kernel, trail, space, prune)
     return root
 
 
@@ -106,6 +110,8 @@ def main(argv=None) -> int:
     kernel_args(p)
     p.add_argument("--descents", type=int, default=100)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--fcg", action="store_true",
+                   help="add the fusion conflict graph propagator (prunes order = MERGED)")
 
     p = sub.add_parser("choices", help="open choices of a candidate (root or --trail)")
     kernel_args(p)

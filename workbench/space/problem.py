@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import DeadEnd, SpaceError
 from . import ast
-from .propagators import DECISION, INF, LOWERING, MASK, NUM, PAIR, Clause, Counter, Trigger
+from .propagators import DECISION, EXTRA, INF, LOWERING, MASK, NUM, PAIR, Clause, Counter, Trigger
 from .snippet import CMP_OPS
 from .space import ExistsCond, Space
 
@@ -129,6 +129,8 @@ class Problem:
         self.space = space
         self.kernel = kernel
         self.fired = fired
+        # reasons of an extra propagator's removals, by (choice, objects)
+        self.extra_reason: dict = dict(parent.extra_reason) if parent else {}
         self.root_problem = parent.root_problem if parent else self
         if parent is None:
             self._extensions: dict[frozenset, Problem] = {}
@@ -393,6 +395,9 @@ class Problem:
             return DeadEnd("decision", (), choice)
         if cause == LOWERING:
             return DeadEnd("lowering", (), choice)
+        if cause == EXTRA:
+            return DeadEnd(self.extra_reason.get(self.keys[v] if v is not None else None,
+                                                 "extra propagator"), (), choice)
         inst = self.instances[cause]
         return DeadEnd(inst.origin, inst.objects, choice)
 
@@ -401,6 +406,8 @@ class Problem:
             return "decision"
         if cause == LOWERING:
             return "lowering"
+        if cause == EXTRA:
+            return "extra propagator"
         inst = self.instances[cause]
         return f"{inst.origin} on ({', '.join(inst.objects)})"
 

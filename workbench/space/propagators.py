@@ -27,6 +27,7 @@ INF = 1 << 62
 
 DECISION = -1  # cause of a write: the decision itself
 LOWERING = -2  # cause of a write: objects added by a trigger
+EXTRA = -3  # cause of a write: an optional extra propagator at the root (e.g. the FCG)
 
 
 class Store:
