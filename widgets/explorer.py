@@ -26,6 +26,7 @@ from workbench.model.justification import fmt_time
 from workbench.model.lookahead import Stopped
 from workbench.session import Session
 
+from .choices import ValueRow, label_buttons
 from .domains import grid_figures, update_grids
 
 
@@ -282,7 +283,7 @@ class CandidateExplorer:
         gen, cand = self._gen, self.session.cand
         listed = self._listed()
         while len(self._rows) < len(listed):
-            self._rows.append(_ValueRow(self.force))
+            self._rows.append(ValueRow(self.force))
         pending = []
         for row, ch in zip(self._rows, listed):
             opts = self.session.cached_options(ch.name, ch.objects, cand)
@@ -317,7 +318,7 @@ class CandidateExplorer:
             if gen != self._gen:
                 return
             try:
-                _label(buttons, self.session.options(ch.name, ch.objects, cand,
+                label_buttons(buttons, self.session.options(ch.name, ch.objects, cand,
                                                      stop=lambda: gen != self._gen))
             except Stopped:
                 return
@@ -474,82 +475,6 @@ class CandidateExplorer:
         import plotly.graph_objects as go
         self.sparsity_box.children = [go.FigureWidget(fig)]
         return fig
-
-
-class _ValueRow:
-    """One listed choice: its name and a button per remaining value. The
-    widgets are reused for whatever choice the row shows next."""
-
-    def __init__(self, force):
-        w = _w()
-        self._force = force
-        self.name = w.HTML(layout=w.Layout(width="180px", flex="0 0 auto"))
-        self.buttons: list = []
-        self.box = w.HBox([self.name], layout=w.Layout(flex_flow="row wrap"))
-        self.choice = None
-
-    def _click(self, btn) -> None:
-        ch = self.choice
-        if ch is not None:
-            self._force(ch.name, ch.objects, btn._wb_value)
-
-    def show(self, ch, opts=None) -> None:
-        w = _w()
-        self.choice = ch
-        text = f"<code>{html.escape(ch.name)}({html.escape(', '.join(ch.objects))})</code>"
-        if self.name.value != text:
-            self.name.value = text
-        while len(self.buttons) < len(ch.values):
-            b = w.Button(layout=w.Layout(width="auto"))
-            b.on_click(self._click)
-            self.buttons.append(b)
-        by_value = {o.value: o for o in opts or ()}
-        for b, v in zip(self.buttons, ch.values):
-            b._wb_value = v
-            _set(b, _look(v, by_value.get(v)))
-        children = (self.name, *self.buttons[:len(ch.values)])
-        if self.box.children != children:
-            self.box.children = children
-        if self.box.layout.display is not None:
-            self.box.layout.display = None
-
-    def hide(self) -> None:
-        self.choice = None
-        self.box.layout.display = "none"
-
-    def buttons_for(self, ch) -> dict:
-        return dict(zip(ch.values, self.buttons))
-
-
-def _look(value: str, o) -> dict:
-    """A value button's text, colour and tooltip, from its Option (None:
-    look-ahead not computed yet)."""
-    if o is None:
-        return {"description": value, "button_style": "", "disabled": False,
-                "tooltip": "force this value (child bound: computing)"}
-    if o.bound_ns is None:
-        return {"description": value, "button_style": "danger", "disabled": True,
-                "tooltip": o.dead_end or "dead end"}
-    return {"description": f"{value} · {fmt_time(o.bound_ns)}",
-            "button_style": "warning" if o.above_best else "", "disabled": False,
-            "tooltip": "bound ≥ best measured time" if o.above_best else "force this value"}
-
-
-def _set(widget, attrs: dict) -> None:
-    """Change only what differs, in one message to the page."""
-    changed = {k: v for k, v in attrs.items() if getattr(widget, k) != v}
-    if changed:
-        with widget.hold_sync():
-            for k, v in changed.items():
-                setattr(widget, k, v)
-
-
-def _label(buttons: dict, opts) -> None:
-    """Put each option's child bound and marks on its button."""
-    for o in opts:
-        b = buttons.get(o.value)
-        if b is not None:
-            _set(b, _look(o.value, o))
 
 
 def _highlight(code: str) -> str:
