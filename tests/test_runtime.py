@@ -132,7 +132,7 @@ def test_store_refuses_other_schema_and_corruption(tmp_path):
     with pytest.raises(WorkbenchError, match="not one of"):
         store.append({"status": "exploded"})
     assert set(STATUSES) == {"ok", "compile_error", "launch_error", "wrong_result", "timeout",
-                             "no_device"}
+                             "no_device", "reference"}
 
 
 def test_cli_run(tmp_path):

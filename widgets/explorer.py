@@ -141,6 +141,7 @@ class CandidateExplorer:
     # ------------------------------------------------------------- actions
     def _do(self, fn, *args) -> None:
         self._t_click = time.perf_counter()
+        self._gen += 1  # a running look-ahead is stale now: stop competing with this click
         try:
             fn(*args)
             self.message = ""
