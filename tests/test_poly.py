@@ -66,7 +66,7 @@ def test_fusion_preventing_dependence_cuts():
     shifted = PolyProgram.from_isl(
         {"S1": "[N] -> { S1[i] : 0 <= i < N }", "S2": "[N] -> { S2[i] : 0 <= i < N }"},
         {"next": "[N] -> { S1[a] -> S2[i] : a = i + 1 }"})
-    assert fusable(shifted, shifted.dependences, {"S1": 0, "S2": 0})
+    assert fusable(shifted.dependences, {"S1": 0, "S2": 0})
     assert not build_fcg(shifted).edges
 
 

@@ -51,6 +51,7 @@ class PolyProgram:
     statements: dict  # name -> Statement, in program (textual) order
     dependences: list = field(default_factory=list)
     params: tuple = ()
+    sizes: dict = field(default_factory=dict)  # parameter -> value (kernels: the sizes)
 
     @classmethod
     def from_isl(cls, domains: dict, dependences: dict, kinds: dict | None = None,
@@ -88,22 +89,17 @@ class PolyProgram:
         src, dst = self.statements[dep.source], self.statements[dep.target]
         rel = dep.relation.align_params(src.domain.get_space()) \
             .align_params(dst.domain.get_space())
-        rel = rel.intersect_domain(_aligned(src.domain, rel, True)) \
-            .intersect_range(_aligned(dst.domain, rel, False))
+        space = rel.get_space()  # the domains with the parameters in one order
+        rel = rel.intersect_domain(src.domain.align_params(space)) \
+            .intersect_range(dst.domain.align_params(space))
         if not rel.is_empty():
             self.dependences.append(Dependence(dep.source, dep.target, rel, dep.kind, dep.name))
 
-    def between(self, a: str, b: str) -> list:
-        """Dependences with both ends in {a, b} (eq. 10 of pluto-lp-dfp)."""
-        return [d for d in self.dependences if {d.source, d.target} <= {a, b}]
-
-    def ddg_edges(self) -> set:
-        return {(d.source, d.target) for d in self.dependences if d.kind != "input"}
-
-
-def _aligned(dom: isl.Set, rel: isl.Map, domain_side: bool) -> isl.Set:
-    """`dom` with the parameters of `rel` (and its own) in one order."""
-    return dom.align_params(rel.get_space())
+    def between(self, a: str, b: str, deps: list | None = None) -> list:
+        """Dependences (of `deps`, default all) with both ends in {a, b}
+        (eq. 10 of pluto-lp-dfp)."""
+        return [d for d in (self.dependences if deps is None else deps)
+                if {d.source, d.target} <= {a, b}]
 
 
 # ------------------------------------------------------------------ kernels
@@ -129,19 +125,16 @@ def from_kernel(kernel) -> PolyProgram:
                 + "".join(f" and N_{n} >= 2" for n in names) + " }")
 
     prog = PolyProgram.from_isl({i.name: dom(i) for i in insts}, {})
-    prog.sizes = {f"N_{n}": s for n, s in sizes.items()}
+    prog.sizes = {f"N_{n}": s for n, s in sizes.items()}  # the kernel's parameter values
     by_name = {i.name: i for i in insts}
     for inst in insts:
-        for k, op in enumerate(inst.operands):
-            if op.kind == "inst" and op.source in by_name:
+        for op in inst.operands:
+            if op.kind == "inst" and op.source in by_name:  # lowered or not: same values
                 _p2p(prog, by_name[op.source], inst, op, logical_of, params, f"{op.source}->"
                      f"{inst.name}")
             elif op.kind == "reduce":
                 red = sorted({d.logical.name for d in op.dims})
                 _reduction(prog, inst, by_name.get(op.source), red, logical_of, params)
-            elif op.kind == "inst" and op.lowered and op.source in by_name:
-                _p2p(prog, by_name[op.source], inst, op, logical_of, params,
-                     f"{op.source}->{inst.name}")
         for before in inst.after:
             if before in by_name:
                 prog.add(Dependence(before, inst.name, _all_pairs(

@@ -41,7 +41,7 @@ def _coords(bm: isl.BasicMap) -> list:
             + [(_T.div, k) for k in range(bm.dim(_T.div))])
 
 
-def fusable(prog: PolyProgram, deps: list, dims: dict) -> bool:
+def fusable(deps: list, dims: dict) -> bool:
     """Is there φ_S = c_S·x_{dims[S]} + c_S^0 (c_S ≥ 1; every statement in
     `dims`, every other coefficient zero) with φ_target − φ_source ≥ 0 on
     every dependence of `deps`? (the relaxed, rational problem)"""
@@ -131,23 +131,23 @@ def build_fcg(prog: PolyProgram, deps: list | None = None) -> FCG:
     for s, st in prog.statements.items():
         own = [d for d in deps if d.source == s and d.target == s]
         for k in range(st.depth):
-            if own and not fusable(prog, own, {s: k}):
-                g.edges[frozenset(((s, k),))] = _reason(prog, own, {s: k})
+            if own and not fusable(own, {s: k}):
+                g.edges[frozenset(((s, k),))] = _reason(own, {s: k})
     names = list(prog.statements)
     for a_i, a in enumerate(names):
         for b in names[a_i + 1:]:
-            pair = [d for d in deps if {d.source, d.target} <= {a, b}]
+            pair = prog.between(a, b, deps)
             if not any({d.source, d.target} == {a, b} for d in pair):
                 continue  # not connected in the dependence graph
             for i in range(prog.statements[a].depth):
                 for j in range(prog.statements[b].depth):
-                    if not fusable(prog, pair, {a: i, b: j}):
-                        g.edges[frozenset(((a, i), (b, j)))] = _reason(prog, pair, {a: i, b: j})
+                    if not fusable(pair, {a: i, b: j}):
+                        g.edges[frozenset(((a, i), (b, j)))] = _reason(pair, {a: i, b: j})
     return g
 
 
-def _reason(prog, deps, dims) -> str:
-    alone = [str(d) for d in deps if not fusable(prog, [d], dims)]
+def _reason(deps, dims) -> str:
+    alone = [str(d) for d in deps if not fusable([d], dims)]
     return ("violates " + ", ".join(alone)) if alone else \
         "violates " + " and ".join(str(d) for d in deps) + " together"
 
@@ -313,13 +313,10 @@ def _unsatisfied(deps, chosen, groups) -> list:
         if i is None or j is None:
             out.append(d)
             continue
-        n_in = d.relation.dim(_T.in_)
         rel = d.relation
-        diff = isl.Map.universe(rel.get_space())
         c = isl.Constraint.inequality_alloc(rel.get_space())  # y_j - x_i <= 0
         c = c.set_coefficient_val(_T.out, j, -1).set_coefficient_val(_T.in_, i, 1)
-        rel = rel.intersect(diff.add_constraint(c))
-        del n_in
+        rel = rel.add_constraint(c)
         if not rel.is_empty():
             out.append(type(d)(d.source, d.target, rel, d.kind, d.name))
     return out

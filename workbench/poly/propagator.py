@@ -18,7 +18,8 @@ from .fcg import build_fcg
 
 @lru_cache(maxsize=32)
 def _graph(kernel):
-    return from_kernel(kernel), build_fcg(from_kernel(kernel))
+    prog = from_kernel(kernel)
+    return prog, build_fcg(prog)
 
 
 def fcg_prune(kernel) -> list:
