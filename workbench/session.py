@@ -181,8 +181,7 @@ class Session:
         if self.store is None:
             return []
         from .runtime.records import RecordStore
-        st = RecordStore() if self.store == "default" else (
-            self.store if isinstance(self.store, RecordStore) else RecordStore(self.store))
+        st = RecordStore.open(self.store)
         try:
             stat = st.path.stat()
         except OSError:

@@ -90,25 +90,17 @@ def evaluate(cands, backend="cpu", store: RecordStore | str | None = "default",
     be = get_backend(backend) if isinstance(backend, str) else backend
     samples = max(MIN_SAMPLES, samples)
     results, reference = be.run(kernel, cands, samples=samples, timeout_s=timeout_s, seed=seed)
-    now = _dt.datetime.now(_dt.UTC).isoformat()
+    now = _dt.datetime.now(_dt.UTC).isoformat()  # one time for the batch
     records = []
     for cand, m in zip(cands, results):
-        rec = {
-            "timestamp": now, "kernel": kernel.name, "sizes": kernel.spec(),
-            "backend": be.name, "target": be.target, "device": be.device, "driver": be.driver,
+        rec = _record(kernel, be, reference, now, **{
             "trail": [d.to_dict() for d in cand.trail], "digest": cand.digest(),
             "status": m.status, "message": m.message[-2000:], "verified": m.verified,
             "times_ns": [float(t) for t in m.times_ns], "median_ns": m.median_ns,
-            "reference": reference.name if reference else None,
-            "reference_times_ns": [float(t) for t in reference.times_ns] if reference else [],
-            "reference_median_ns": reference.median_ns if reference else None,
             "ratio_to_reference": (m.median_ns / reference.median_ns
                                    if m.median_ns and reference and reference.median_ns
                                    else None),
-            "versions": {"workbench": __version__, "numpy": np.__version__,
-                         "python": platform.python_version(), **be.versions()},
-            **{f"x_{k}": v for k, v in m.extra.items()},
-        }
+            **{f"x_{k}": v for k, v in m.extra.items()}})
         try:
             b = bound(cand, getattr(be, "bound_target", be.target))
             rec["bound_ns"] = b.value_ns
@@ -117,9 +109,23 @@ def evaluate(cands, backend="cpu", store: RecordStore | str | None = "default",
             rec["bound_ns"], rec["bound_reason"] = None, f"no bound: {exc}"
         records.append(rec)
     if store is not None:
-        (RecordStore() if store == "default" else
-         store if isinstance(store, RecordStore) else RecordStore(store)).append(records)
+        RecordStore.open(store).append(records)
     return records
+
+
+def _record(kernel, be, reference, timestamp: str, **fields) -> dict:
+    """What every record carries (kernel, sizes, backend, reference timing,
+    versions, timestamp), with the measurement's own `fields`."""
+    return {
+        "timestamp": timestamp, "kernel": kernel.name,
+        "sizes": kernel.spec(), "backend": be.name, "target": be.target, "device": be.device,
+        "driver": be.driver,
+        "reference": reference.name if reference else None,
+        "reference_times_ns": [float(t) for t in reference.times_ns] if reference else [],
+        "reference_median_ns": reference.median_ns if reference else None,
+        "versions": {"workbench": __version__, "numpy": np.__version__,
+                     "python": platform.python_version(), **be.versions()},
+        **fields}
 
 
 def measure_reference(kernel, backend="cpu", store: RecordStore | str | None = "default",
@@ -129,22 +135,12 @@ def measure_reference(kernel, backend="cpu", store: RecordStore | str | None = "
     appended to `store` like any measurement."""
     be = get_backend(backend) if isinstance(backend, str) else backend
     _, ref = be.run(kernel, [], samples=max(MIN_SAMPLES, samples), timeout_s=10.0, seed=seed)
-    rec = {
-        "timestamp": _dt.datetime.now(_dt.UTC).isoformat(), "kernel": kernel.name,
-        "sizes": kernel.spec(), "backend": be.name, "target": be.target, "device": be.device,
-        "driver": be.driver, "trail": [], "digest": None,
-        "status": "reference" if ref else "no_device",
-        "message": "" if ref else "no device for this backend", "verified": None,
-        "times_ns": [], "median_ns": None,
-        "reference": ref.name if ref else None,
-        "reference_times_ns": [float(t) for t in ref.times_ns] if ref else [],
-        "reference_median_ns": ref.median_ns if ref else None, "ratio_to_reference": None,
-        "versions": {"workbench": __version__, "numpy": np.__version__,
-                     "python": platform.python_version(), **be.versions()},
-    }
+    rec = _record(kernel, be, ref, _dt.datetime.now(_dt.UTC).isoformat(), trail=[], digest=None,
+                  status="reference" if ref else "no_device",
+                  message="" if ref else "no device for this backend", verified=None,
+                  times_ns=[], median_ns=None, ratio_to_reference=None)
     if store is not None:
-        (RecordStore() if store == "default" else
-         store if isinstance(store, RecordStore) else RecordStore(store)).append([rec])
+        RecordStore.open(store).append([rec])
     return rec
 
 

@@ -27,6 +27,14 @@ class RecordStore:
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path is not None else data_dir() / "runs" / "runs.jsonl"
 
+    @classmethod
+    def open(cls, store) -> RecordStore | None:
+        """What a `store=` argument names: "default" (data/runs/runs.jsonl), a
+        RecordStore, a path, or None (no store)."""
+        if store is None or isinstance(store, RecordStore):
+            return store
+        return cls() if store == "default" else cls(store)
+
     def append(self, records) -> None:
         """Append records (dicts); each line is flushed to disk at once."""
         if isinstance(records, dict):

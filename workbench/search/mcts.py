@@ -58,8 +58,7 @@ class Search:
         # default: a LocalCluster with one worker per core; 0: in this process
         self.workers = (os.cpu_count() or 1) if workers is None and client is None else workers
         self.client = client
-        self.store = (None if store is None else RecordStore() if store == "default"
-                      else store if isinstance(store, RecordStore) else RecordStore(store))
+        self.store = RecordStore.open(store)
         self.samples, self.timeout_s = samples, timeout_s
         self.callbacks = list(callbacks)
         self.in_flight = in_flight
