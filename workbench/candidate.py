@@ -84,18 +84,11 @@ class Decision:
         if got is None:
             raise InvalidDecision(f"{self.choice} has no instance on objects {self.objects}")
         v, inv = got
-        universe = [str(x) for x in cand.problem.universe[v]]
-        mask = 0
-        for val in self.values:
-            if val in info.aliases:
-                mask |= info.value_mask((val,))
-            elif val in universe:
-                mask |= 1 << universe.index(val)
-            else:
-                raise InvalidDecision(f"{val!r} is not a value of {self.choice}; values: "
-                                      f"{', '.join(universe)}")
-        if inv:
-            mask = permute(mask, info.inverse)
+        mask, unknown = _value_mask(cand.problem, v, inv, self.values)
+        if unknown:
+            universe = [str(x) for x in cand.problem.universe[v]]
+            raise InvalidDecision(f"{unknown[0]!r} is not a value of {self.choice}; values: "
+                                  f"{', '.join(universe)}")
         dom = cand._dom(v)
         if dom & mask == 0:
             now = ", ".join(cand._names(v, dom, inv))
@@ -145,10 +138,7 @@ class Candidate:
                 if got is None:
                     continue
                 v, inv = got
-                universe = [str(x) for x in problem.universe[v]]
-                removed = sum(1 << universe.index(x) for x in values if x in universe)
-                if inv:
-                    removed = permute(removed, problem.choice_infos[problem.vc[v]].inverse)
+                removed = _value_mask(problem, v, inv, values)[0]  # unknown values: nothing
                 dom = st.get(v)
                 if dom & removed:
                     st.put(v, dom & ~removed, EXTRA)
@@ -339,6 +329,24 @@ class Candidate:
         return f"<Candidate {self.space.name} {state}, {len(self.trail)} decisions>"
 
 
+def _value_mask(problem: Problem, v: int, inv: bool, values) -> tuple[int, list]:
+    """The mask of `values` (or aliases) of variable `v` in stored
+    orientation, and the values that are not values of its choice."""
+    info = problem.choice_infos[problem.vc[v]]
+    universe = [str(x) for x in problem.universe[v]]
+    mask, unknown = 0, []
+    for val in values:
+        if val in info.aliases:
+            mask |= info.value_mask((val,))
+        elif val in universe:
+            mask |= 1 << universe.index(val)
+        else:
+            unknown.append(val)
+    if inv:
+        mask = permute(mask, info.inverse)
+    return mask, unknown
+
+
 def _settle(problem: Problem, st: Store, start):
     """Fixpoint, running triggers and extending the problem as they fire."""
     fixpoint(st, start)
@@ -394,12 +402,10 @@ def _resolve(problem: Problem, log) -> list[Pruning]:
         info = problem.choice_infos[problem.vc[v]]
         if info.kind == "counter":
             out.append(Pruning(name, objs, (_interval(old),), (_interval(new),),
-                               problem.cause_text(cause)))
+                               problem.cause_text(cause, v)))
             continue
         u = problem.universe[v]
         removed = tuple(str(u[i]) for i in range(len(u)) if (old & ~new) >> i & 1)
         kept = tuple(str(u[i]) for i in range(len(u)) if new >> i & 1)
-        by = problem.extra_reason.get((name, objs), "extra propagator") if cause == EXTRA \
-            else problem.cause_text(cause)
-        out.append(Pruning(name, objs, removed, kept, by))
+        out.append(Pruning(name, objs, removed, kept, problem.cause_text(cause, v)))
     return out

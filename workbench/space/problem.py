@@ -396,18 +396,20 @@ class Problem:
         if cause == LOWERING:
             return DeadEnd("lowering", (), choice)
         if cause == EXTRA:
-            return DeadEnd(self.extra_reason.get(self.keys[v] if v is not None else None,
-                                                 "extra propagator"), (), choice)
+            return DeadEnd(self.cause_text(cause, v), (), choice)
         inst = self.instances[cause]
         return DeadEnd(inst.origin, inst.objects, choice)
 
-    def cause_text(self, cause: int) -> str:
+    def cause_text(self, cause: int, v: int | None = None) -> str:
+        """What wrote a domain; for an extra propagator, its reason for
+        variable `v` where it gave one."""
         if cause == DECISION:
             return "decision"
         if cause == LOWERING:
             return "lowering"
         if cause == EXTRA:
-            return "extra propagator"
+            return self.extra_reason.get(self.keys[v] if v is not None else None,
+                                         "extra propagator")
         inst = self.instances[cause]
         return f"{inst.origin} on ({', '.join(inst.objects)})"
 
