@@ -260,9 +260,9 @@ class CandidateExplorer:
                              f"({self.last_click_ms:.0f} ms in the kernel)</span>")
         self._start_lookahead(gen, cand, pending)
 
-    def _listed(self) -> list:
+    def _listed(self, chs: list) -> list:
+        """The open choices `chs` on show: filtered, ranked when asked, cut."""
         cand = self.session.cand
-        chs = cand.choices()
         f = self.filter.value.strip().lower()
         if f:
             chs = [c for c in chs if f in c.name.lower() or any(f in o.lower() for o in c.objects)]
@@ -277,12 +277,15 @@ class CandidateExplorer:
             chs.sort(key=lambda c: rank.get((c.name, c.objects), len(rank)))
         return chs[:self.max_choices]
 
-    def _refresh_choices(self) -> None:
-        # Rows and buttons are kept and re-labelled, never rebuilt: creating
-        # widgets costs the browser far more than changing their text.
+    def _refresh_choices(self) -> tuple:
+        """Rows for the listed choices, labelled from the look-ahead cache;
+        (generation, candidate, rows still to label) for `_start_lookahead`.
+        Rows and buttons are kept and re-labelled, never rebuilt: creating
+        widgets costs the browser far more than changing their text."""
         self._gen += 1
         gen, cand = self._gen, self.session.cand
-        listed = self._listed()
+        open_choices = cand.choices()
+        listed = self._listed(open_choices)
         while len(self._rows) < len(listed):
             self._rows.append(ValueRow(self.force))
         pending = []
@@ -293,7 +296,7 @@ class CandidateExplorer:
                 pending.append((ch, row.buttons_for(ch)))
         for row in self._rows[len(listed):]:
             row.hide()
-        more = len(cand.choices()) - len(listed)
+        more = len(open_choices) - len(listed)
         self._more.value = f"<i>{more} more open choices (filter to see them)</i>" \
             if more > 0 else ""
         children = (*[r.box for r in self._rows], self._more)
