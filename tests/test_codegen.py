@@ -57,7 +57,10 @@ def test_launch_respects_target(drawn):
     t = build(name).target
     for _, _, _, _, launch, _ in cands:
         assert np.prod(launch["block"]) <= t.max_threads_per_block
-        assert launch["shared_bytes"] <= t.shared_memory_bytes
+        assert launch["shared_bytes"] <= build(name).shared_memory_elements() * 4
+        # above the static limit the kernel asks for dynamic shared memory
+        assert launch["dynamic_shared_bytes"] in (0, launch["shared_bytes"])
+        assert launch["dynamic_shared_bytes"] == 0 or launch["shared_bytes"] > t.shared_memory_bytes
         assert all(g >= 1 for g in launch["grid"])
 
 

@@ -14,7 +14,7 @@ class Generated:
     name: str
     cuda: str  # CUDA C of the kernel
     c: str  # the same tree as sequential C (the CPU reference)
-    launch: dict  # grid, block, shared_bytes, scratch_floats
+    launch: dict  # grid, block, shared_bytes, dynamic_shared_bytes, scratch_floats
     implementation: Implementation
 
 

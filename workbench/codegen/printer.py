@@ -1,33 +1,44 @@
 """Printers of a control-flow tree (thesis §4.4.4): CUDA C and reference C.
 
-Both walk the same `Implementation.tree` with the same variables and
-addresses. CUDA erases parallel loops (BLOCK → blockIdx, THREAD → threadIdx,
-with a guard on each instruction and `__syncthreads()` after each thread
-loop), prints unrolled loops once per iteration with literal indices, and
-vectorised accesses as float2/float4 instructions with their cache directive.
-The C dialect keeps every loop as a sequential `for` (a thread loop runs its
-threads one after the other) and indexes variables by thread loops too, so
-that values handed from one thread loop to another stay per thread.
+Both walk the same `Implementation.tree` with the same variables, addresses
+and barriers, and follow CUDA's semantics. CUDA erases parallel loops
+(BLOCK → blockIdx, THREAD → threadIdx, with the implementation's guard on an
+instruction where it must not run in every thread), prints unrolled loops
+once per iteration with literal indices, vectorised accesses as float2/float4
+instructions with their cache directive, and `__syncthreads()` at each
+barrier. The C dialect runs the blocks as loops (OpenMP across them) and
+emulates the threads of a block the way CPU implementations of CUDA and
+OpenCL do: the code between two barriers is one *region*, wrapped in a loop
+over the block's threads, and every variable has one copy per thread. So the
+CPU check of a candidate is a check of its CUDA's meaning.
 """
 
 from __future__ import annotations
 
 import math
 
-from .tree import Implementation, Leaf
+from .tree import HW, Barrier, Implementation, Leaf
 
 _LOAD = {"L1": "__ldca", "L2": "__ldcg", "READ_ONLY": "__ldg", "NONE": "__ldcv"}
 _STORE = {"L2": "__stcg", "NONE": "__stwt"}
 _VEC = {2: ("float2", "make_float2", "xy"), 4: ("float4", "make_float4", "xyzw")}
+STATIC_SHARED_BYTES = 48 * 1024  # above it CUDA needs dynamic shared memory
 
 
 def _float(x: float) -> str:
     return f"{float(x)!r}f"
 
 
+def _aligned(n: int) -> int:
+    """Floats a temporary takes, rounded up so the next one stays 16-byte aligned."""
+    return -(-max(n, 1) // 4) * 4
+
+
 class Printer:
+    """The reference C (a CUDA emulation); `CudaPrinter` the CUDA."""
     dialect = "c"
-    instance_kinds = ("UNROLL", "VECTOR", "THREAD")
+    instance_kinds = ("UNROLL", "VECTOR")
+    tid = {"x": "t_x", "y": "t_y", "z": "t_z"}
 
     def __init__(self, impl: Implementation, name: str):
         self.impl = impl
@@ -42,6 +53,17 @@ class Printer:
             owner = impl.var_owner(i)
             dims = impl.instance_dims(i, self.instance_kinds)
             self.vars[owner.name] = (dims, math.prod(impl.size[d.name] for d in dims))
+        self.synced = self._synced()
+
+    def _synced(self) -> set:
+        """Ids of the loops that hold a barrier."""
+        out = set()
+        for b in self.impl.barriers:
+            node = b.parent
+            while node is not None:
+                out.add(node.id)
+                node = node.parent
+        return out
 
     # --------------------------------------------------------------- text
     def line(self, text: str) -> None:
@@ -69,6 +91,11 @@ class Printer:
             parts.append(e if coef == 1 else f"{coef} * {e}")
         return " + ".join(parts) if parts else "0"
 
+    def var_base(self, owner: str) -> str:
+        """Offset of the running thread's copy of a variable."""
+        n = max(self.vars[owner][1], 1)
+        return "t_" if n == 1 else f"t_ * {n}"
+
     def var_ref(self, owner: str, index_of) -> str:
         dims, _ = self.vars[owner]
         terms, stride = [], 1
@@ -76,11 +103,16 @@ class Printer:
             terms.append((index_of(d), stride))
             stride *= self.impl.size[d.name]
         parts = [e if c == 1 else f"{c} * {e}" for e, c in reversed(terms)]
+        base = self.var_base(owner)
+        parts = ([base] if base else []) + parts
         return f"v_{owner}[{' + '.join(parts) if parts else '0'}]"
 
     def result(self, inst, env) -> str:
         owner = self.impl.var_owner(inst)
-        return self.var_ref(owner.name, lambda d: self.idx(d, env))
+        # an initialisation reaches the reduction's dims through its pairs
+        pairs = {d: s for o in owner.operands if o.kind == "reduce" and o.source == inst.name
+                 for s, d in o.pairs}
+        return self.var_ref(owner.name, lambda d: self.idx(pairs.get(d, d), env))
 
     def operand(self, inst, o, env) -> str:
         if o.kind == "param":
@@ -104,37 +136,108 @@ class Printer:
     def address(self, inst, env) -> str:
         return f"{inst.array.name}[{self.linear(self.impl.coefficients(inst), env)}]"
 
-    # -------------------------------------------------------------- walk
-    def walk(self, node, env, in_thread=False) -> None:
-        for child in node.children:
-            if isinstance(child, Leaf):
-                self.instruction(child.inst, env, in_thread)
-            else:
-                self.loop(child, env, in_thread)
+    def guard(self, inst) -> str:
+        conds = [f"{self.tid[h]} {op} {n}" for h, op, n in self.impl.guard(inst)]
+        return f"if ({' && '.join(conds)}) " if conds else ""
 
-    def loop(self, lp, env, in_thread) -> None:
+    # -------------------------------------------------------------- walk
+    def walk(self, node, env) -> None:
+        for child in node.children:
+            if isinstance(child, Barrier):
+                self.barrier(child)
+            elif isinstance(child, Leaf):
+                self.instruction(child.inst, env)
+            else:
+                self.loop(child, env)
+
+    def header(self, lp, v) -> None:
+        self.line(f"for (int {v} = 0; {v} < {lp.size}; ++{v}) {{  // {lp.kind} "
+                  f"{', '.join(f'{d.name}:{d.label}' for d in lp.dims)}")
+
+    def loop(self, lp, env) -> None:
+        """A loop inside a region (no barrier in it): the running thread's
+        index for a thread loop, a sequential loop otherwise."""
+        if lp.kind == "THREAD":
+            return self.walk(lp, {**env, lp.id: self.tid[lp.hw]})
+        v = f"i{lp.id}"
+        self.header(lp, v)
+        self.depth += 1
+        self.walk(lp, {**env, lp.id: v})
+        self.depth -= 1
+        self.line("}")
+
+    def barrier(self, b) -> None:
+        raise AssertionError("a region holds no barrier")
+
+    def sequence(self, node, env, region: list) -> None:
+        """The children of `node` outside any region: runs of barrier-free
+        statements become regions; loops that hold a barrier run the same in
+        every thread, so they stay around the regions of their body."""
+        for child in node.children:
+            if isinstance(child, Barrier):
+                self.flush(region, env)
+            elif isinstance(child, Leaf) or (child.id not in self.synced
+                                             and child.kind != "BLOCK"):
+                region.append((child, env))
+            elif child.kind == "THREAD":
+                self.sequence(child, {**env, child.id: self.tid[child.hw]}, region)
+            else:
+                self.flush(region, env)
+                self.outer_loop(child, env)
+        return None
+
+    def outer_loop(self, lp, env) -> None:
         v = f"i{lp.id}"
         outer_block = lp.kind == "BLOCK" and lp.parent is self.impl.root
         if outer_block:
             # blocks are independent: with OpenMP they run on every core,
             # each with its own variables and temporaries (declared inside)
             self.line("#pragma omp parallel for schedule(static)")
-        self.line(f"for (int {v} = 0; {v} < {lp.size}; ++{v}) {{  // {lp.kind} "
-                  f"{', '.join(f'{d.name}:{d.label}' for d in lp.dims)}")
+        self.header(lp, v)
         self.depth += 1
         if outer_block:
             self.declare()
-        self.walk(lp, {**env, lp.id: v}, in_thread or lp.kind == "THREAD")
+        region: list = []
+        self.sequence(lp, {**env, lp.id: v}, region)
+        self.flush(region, env)
         if outer_block:
             self.release()
         self.depth -= 1
         self.line("}")
 
+    def flush(self, region: list, env) -> None:
+        """One region: every thread of the block runs it in turn."""
+        if not region:
+            return
+        dims = [(h, n) for h, n in zip(HW, self.impl.block_dim)]
+        opened = 0
+        for h, n in reversed(dims):
+            if n > 1:
+                self.line(f"for (int t_{h} = 0; t_{h} < {n}; ++t_{h}) {{")
+                self.depth += 1
+                opened += 1
+            else:
+                self.line(f"{{ const int t_{h} = 0; (void)t_{h};")
+                self.depth += 1
+                opened += 1
+        bx, by, _ = self.impl.block_dim
+        self.line(f"const int t_ = (t_z * {by} + t_y) * {bx} + t_x; (void)t_;")
+        for child, e in region:
+            if isinstance(child, Leaf):
+                self.instruction(child.inst, e)
+            else:
+                self.loop(child, e)
+        for _ in range(opened):
+            self.depth -= 1
+            self.line("}")
+        region.clear()
+
     def declare(self) -> None:
+        t = self.impl.threads()
         for owner, (_, n) in self.vars.items():
-            self.line(f"float* v_{owner} = (float*)calloc({max(n, 1)}, sizeof(float));")
+            self.line(f"float* v_{owner} = (float*)calloc({t * max(n, 1)}, sizeof(float));")
         for a, n in self.impl.temp_size.items():
-            self.line(f"float* {a} = (float*)calloc({max(n, 1)}, sizeof(float));")
+            self.line(f"float* {a} = (float*)calloc({_aligned(n)}, sizeof(float));")
 
     def release(self) -> None:
         for owner in self.vars:
@@ -142,8 +245,8 @@ class Printer:
         for a in self.impl.temp_size:
             self.line(f"free({a});")
 
-    def instruction(self, inst, env, in_thread) -> None:
-        self.line(self.statement(inst, env) + f"  // {inst.name}")
+    def instruction(self, inst, env) -> None:
+        self.line(self.guard(inst) + self.statement(inst, env) + f"  // {inst.name}")
 
     def statement(self, inst, env) -> str:
         if inst.op == "load":
@@ -170,10 +273,12 @@ class Printer:
         # with block loops, storage is per block (declared inside the
         # outermost one); without, once for the whole kernel
         blocked = any(lp.kind == "BLOCK" for lp in self.impl.root.children
-                      if not isinstance(lp, Leaf))
+                      if not isinstance(lp, (Leaf, Barrier)))
         if not blocked:
             self.declare()
-        self.walk(self.impl.root, {})
+        region: list = []
+        self.sequence(self.impl.root, {}, region)
+        self.flush(region, {})
         if not blocked:
             self.release()
         self.lines.append("}")
@@ -182,7 +287,10 @@ class Printer:
 
 class CudaPrinter(Printer):
     dialect = "cuda"
-    instance_kinds = ("UNROLL", "VECTOR")
+    tid = {"x": "threadIdx.x", "y": "threadIdx.y", "z": "threadIdx.z"}
+
+    def var_base(self, owner: str) -> str:
+        return ""  # registers are per thread
 
     def params(self) -> list[str]:
         out = super().params()
@@ -190,40 +298,24 @@ class CudaPrinter(Printer):
             out.append("float* __restrict__ scratch")
         return out
 
-    def loop(self, lp, env, in_thread) -> None:
+    def loop(self, lp, env) -> None:
         if lp.kind == "LOOP":
             # a LOOP stays a loop: the bound's per-iteration chains rely on it
             self.line("#pragma unroll 1")
-            return super().loop(lp, env, in_thread)
+            return super().loop(lp, env)
         if lp.kind == "UNROLL":
             for u in range(lp.size):
-                self.walk(lp, {**env, lp.id: str(u)}, in_thread)
+                self.walk(lp, {**env, lp.id: str(u)})
             return
         if lp.kind == "VECTOR":
             for child in lp.children:
                 self.vector(child.inst, lp, env)
             return
         hw = f"{'threadIdx' if lp.kind == 'THREAD' else 'blockIdx'}.{lp.hw}"
-        self.walk(lp, {**env, lp.id: hw}, in_thread or lp.kind == "THREAD")
-        if lp.kind == "THREAD":
-            self.line("__syncthreads();")
+        self.walk(lp, {**env, lp.id: hw})
 
-    def guard(self, inst) -> str:
-        conds = []
-        by_hw = {lp.hw: lp for lp in self.impl.ancestors(inst) if lp.kind == "THREAD"}
-        output = inst.op == "store" and not inst.array.temporary
-        for h, n in zip("xyz", self.impl.block_dim):
-            lp = by_hw.get(h)
-            if lp is not None and lp.size < n:
-                conds.append(f"threadIdx.{h} < {lp.size}")
-            elif lp is None and output and n > 1:
-                conds.append(f"threadIdx.{h} == 0")  # one write per element
-        return f"if ({' && '.join(conds)}) " if conds else ""
-
-    def instruction(self, inst, env, in_thread) -> None:
-        self.line(self.guard(inst) + self.statement(inst, env) + f"  // {inst.name}")
-        if inst.is_mem() and inst.array.temporary and not in_thread:
-            self.line("__syncthreads();")  # redundant threads share the slot
+    def barrier(self, b) -> None:
+        self.line(f"__syncthreads();  // {b.kind}: {', '.join(b.arrays)}")
 
     def _global(self, inst) -> bool:
         return not (inst.array.temporary and self.impl.mem_space[inst.array.name] == "SHARED")
@@ -244,15 +336,17 @@ class CudaPrinter(Printer):
         base = self.address(inst, {**env, lp.id: "0"})
         cache = self.impl.cache[inst.name]
         g = self.guard(inst)
+        glob = self._global(inst)
         if inst.op == "load":
-            fn = _LOAD[cache]
-            self.line(f"{g}{{ {ty} t_ = {fn}(({ty} const*)&{base});  // {inst.name}")
+            src = f"{_LOAD[cache]}(({ty} const*)&{base})" if glob \
+                else f"*({ty} const*)&{base}"
+            self.line(f"{g}{{ {ty} t_ = {src};  // {inst.name}")
             for f, e in zip(fields, lanes):
                 self.line(f"  {self.result(inst, e)} = t_.{f};")
             self.line("}")
         else:
             vals = ", ".join(self.operand(inst, inst.operands[0], e) for e in lanes)
-            fn = _STORE.get(cache)
+            fn = _STORE.get(cache) if glob else None
             ptr = f"({ty}*)&{base}"
             stmt = f"{fn}({ptr}, {make}({vals}));" if fn else f"*{ptr} = {make}({vals});"
             self.line(f"{g}{stmt}  // {inst.name}")
@@ -264,24 +358,45 @@ class CudaPrinter(Printer):
         self.lines = [head]
         for owner, (_, n) in self.vars.items():
             self.line(f"float v_{owner}[{max(n, 1)}];")
-        offset = 0
         if impl.global_temps:
             self.line("const long block_ = (blockIdx.z * (long)gridDim.y + blockIdx.y) "
                       "* gridDim.x + blockIdx.x;")
-        for a, n in impl.temp_size.items():
-            if impl.mem_space[a] == "SHARED":
-                self.line(f"__shared__ float {a}[{max(n, 1)}];")
+        shared = [a for a in impl.temp_size if impl.mem_space[a] == "SHARED"]
+        dynamic = dynamic_shared_bytes(impl) > 0
+        if dynamic:  # above the static limit: one dynamic buffer, opted in at launch
+            self.line("extern __shared__ __align__(16) float smem_[];")
+        offset = 0
+        for a in shared:
+            n = _aligned(impl.temp_size[a])
+            if dynamic:
+                self.line(f"float* {a} = smem_ + {offset};")
             else:
-                self.line(f"float* {a} = scratch + {offset} * {impl.blocks()}L "
-                          f"+ block_ * {max(n, 1)};")
-                offset += max(n, 1)
+                self.line(f"__shared__ __align__(16) float {a}[{n}];")
+            offset += n
+        offset = 0
+        for a in impl.global_temps:
+            n = _aligned(impl.temp_size[a])
+            self.line(f"float* {a} = scratch + {offset} * {impl.blocks()}L + block_ * {n};")
+            offset += n
         self.walk(impl.root, {})
         self.lines.append("}")
         return "\n".join(self.lines) + "\n"
 
 
+def shared_floats(impl: Implementation) -> int:
+    return sum(_aligned(impl.temp_size[a]) for a in impl.temp_size
+               if impl.mem_space[a] == "SHARED")
+
+
+def dynamic_shared_bytes(impl: Implementation) -> int:
+    """Shared memory to request at launch: all of it once above the static limit."""
+    b = 4 * shared_floats(impl)
+    return b if b > STATIC_SHARED_BYTES else 0
+
+
 def launch_config(impl: Implementation) -> dict:
     """What the host needs to launch the CUDA kernel."""
-    scratch = sum(max(impl.temp_size[a], 1) for a in impl.global_temps) * impl.blocks()
+    scratch = sum(_aligned(impl.temp_size[a]) for a in impl.global_temps) * impl.blocks()
     return {"grid": list(impl.grid_dim), "block": list(impl.block_dim),
-            "shared_bytes": 4 * impl.shared_floats, "scratch_floats": scratch}
+            "shared_bytes": 4 * shared_floats(impl),
+            "dynamic_shared_bytes": dynamic_shared_bytes(impl), "scratch_floats": scratch}

@@ -5,7 +5,14 @@ classes of merged dimensions (one `Loop` each, with its kind and size), the
 hardware thread and block dimension of each parallel loop, the memory space
 and layout of temporary arrays, the cache directive of each access and the
 variables that hold instruction results. `tree` is the loop tree built by
-Algorithm 2 from the `order` choice. Printers (`cuda.py`, `c.py`) walk it.
+Algorithm 2 from the `order` choice, with a `Barrier` wherever threads hand
+values through a temporary. Printers (`printer.py`) walk it.
+
+Thread semantics are CUDA's (thesis §4.3.3): thread and block dimensions are
+implicit; an instruction runs in every thread of the block, taking the
+thread's index along the thread loops that enclose it and being replicated
+along the others (each thread with its own registers); stores run only in
+the threads that own them (`guard`).
 """
 
 from __future__ import annotations
@@ -40,6 +47,16 @@ class Leaf:
     parent: Loop | None = None
 
 
+@dataclass(eq=False)
+class Barrier:
+    """`__syncthreads()`: the threads of a block wait for each other, so that
+    what one wrote to a temporary is read by another after it (`raw`), or
+    overwritten in the next iteration only after every read (`war`)."""
+    arrays: list
+    kind: str  # raw | war
+    parent: Loop | None = None
+
+
 class Implementation:
     """A fixed candidate, annotated for code generation."""
 
@@ -58,6 +75,7 @@ class Implementation:
         self.mem_space = {a.name: self._get("mem_space", a) for a in k.arrays()}
         self.cache = {i.name: self._get("cache", i) for i in k.instructions() if i.is_mem()}
         self._layouts()
+        self._place_barriers()
 
     # ----------------------------------------------------------- decisions
     def _get(self, choice, *objs) -> str:
@@ -176,17 +194,21 @@ class Implementation:
 
     # ------------------------------------------------------------ memory
     def _layouts(self) -> None:
-        """Temporary arrays: indexed by their non-block pairs, row-major."""
+        """Temporary arrays, row-major over the pairs whose producer and
+        consumer do not share the loop (block pairs: one copy per block;
+        fused pairs: written and read in the same iteration), a pair stored
+        as vectors innermost (gpu.space's `array_size`)."""
         self.temp_index: dict[str, list] = {}
         self.temp_size: dict[str, int] = {}
         for a in self.kernel.arrays():
             if not a.temporary:
                 continue
-            pairs = [p for p in a.pairs if self.kind[p[0].name] != "BLOCK"]
+            pairs = [p for p in a.pairs if self.kind[p[0].name] != "BLOCK"
+                     and self.loop_of[p[0].name] is not self.loop_of[p[1].name]]
+            pairs.sort(key=lambda p: p[0] is a.vector_src  # stable
+                       and self.kind[p[0].name] == "VECTOR")
             self.temp_index[a.name] = pairs
             self.temp_size[a.name] = math.prod(self.size[s.name] for s, _ in pairs)
-        self.shared_floats = sum(self.temp_size[a] for a, m in self.mem_space.items()
-                                 if m == "SHARED")
         self.global_temps = [a for a in self.temp_size if self.mem_space[a] == "GLOBAL"]
 
     def coefficients(self, inst) -> list[tuple]:
@@ -206,6 +228,74 @@ class Implementation:
                               if e.logical is d.logical and e.level > d.level)
             out.append((d, a.strides[d.logical.name] * inner))
         return out
+
+    # ---------------------------------------------------------- threads
+    def thread_loops(self, inst) -> dict:
+        """{hardware dim: enclosing THREAD loop} of an instruction."""
+        return {lp.hw: lp for lp in self.ancestors(inst) if lp.kind == "THREAD"}
+
+    def guard(self, inst) -> list[tuple[str, str, int]]:
+        """(hw, op, n) conditions on the thread index under which `inst` runs:
+        `<` where its thread loop is narrower than the block, `==` 0 for a
+        store along a hardware dim none of its own dims maps to (its value is
+        the same in every such thread: one write)."""
+        conds = []
+        loops = self.thread_loops(inst)
+        own = {lp.hw for lp in loops.values() if any(d in inst.dims for d in lp.dims)}
+        for h, n in zip(HW, self.block_dim):
+            lp = loops.get(h)
+            if inst.op == "store" and h not in own:
+                if n > 1:
+                    conds.append((h, "==", 0))
+            elif lp is not None and lp.size < n:
+                conds.append((h, "<", lp.size))
+        return conds
+
+    def _path(self, inst) -> list:
+        return [self.root, *self.ancestors(inst), self.leaf_of[inst.name]]
+
+    def _place_barriers(self) -> None:
+        """A barrier between the store of a temporary and its load, in their
+        innermost common loop just before the part holding the load; and, if
+        that loop runs again, one at the end of its body before the store
+        overwrites what was read. Barriers at the same place are one."""
+        at: dict = {}  # (loop, index) -> Barrier
+        for a in self.temp_size:
+            st = [i for i in self.kernel.instructions() if i.array is not None
+                  and i.array.name == a and i.op == "store"]
+            lds = [i for i in self.kernel.instructions() if i.array is not None
+                   and i.array.name == a and i.op == "load"]
+            for s in st:
+                for ld in lds:
+                    ps, pl = self._path(s), self._path(ld)
+                    n = 0
+                    while ps[n + 1] is pl[n + 1]:
+                        n += 1
+                    lca = ps[n]
+                    for key, kind in (((lca.id, lca.children.index(pl[n + 1])), "raw"),
+                                      ((lca.id, len(lca.children)), "war")):
+                        if kind == "war" and not any(x.kind in ("LOOP", "UNROLL")
+                                                     for x in ps[:n + 1]):
+                            continue
+                        b = at.setdefault(key, Barrier([], kind, lca))
+                        if a not in b.arrays:
+                            b.arrays.append(a)
+        nodes = {lp.id: lp for lp in [self.root, *self.loops]}
+        for (lid, index), b in sorted(at.items(), key=lambda kv: -kv[0][1]):
+            nodes[lid].children.insert(index, b)
+        self.barriers = list(at.values())
+
+    def barrier_count(self) -> int:
+        """`__syncthreads()` a block executes: each barrier once per
+        iteration of the sequential and unrolled loops around it."""
+        total = 0
+        for b in self.barriers:
+            times, node = 1, b.parent
+            while node is not None and node is not self.root:
+                times *= node.size if node.kind in ("LOOP", "UNROLL") else 1
+                node = node.parent
+            total += times
+        return total
 
     # --------------------------------------------------------- variables
     def var_owner(self, inst):

@@ -111,6 +111,9 @@ class Dim:
         return (other.is_dim() and other is not self and other.logical is self.logical
                 and other.level == self.level)
 
+    def temp_partner(self) -> list[Dim]:
+        return self.kernel.temp_partner(self)
+
     def tile_rep(self) -> list[Dim]:
         """The first dimension of the same logical dimension and level (all of
         them have the same size), unless it is this one."""
@@ -129,6 +132,7 @@ class Array:
     role: str  # "input" | "output" | "temporary"
     pairs: tuple = ()  # temporaries: the (producer dim, consumer dim) pairs it holds
     dtype: str = "float"
+    vector_src: object = None  # temporaries: producer dim of the pair stored as vectors
 
     @property
     def temporary(self) -> bool:
@@ -145,7 +149,8 @@ class Array:
 @dataclass(eq=False)
 class Operand:
     """`inst`: value of instruction `source` (with `pairs`); `reduce`: own value of
-    the previous iteration along `dims`, initialised by `source`; `param`: a
+    the previous iteration along `dims`, initialised by `source` (whose dims
+    are `pairs`-ed with the reduction's other dims); `param`: a
     scalar argument; `const`: a literal; `pairs`: no value, the pairs of a
     communication lowered to memory (kept for the order constraints)."""
     kind: str
@@ -203,13 +208,21 @@ class Instruction:
     def vector_ok(self, d: Dim, width: int) -> bool:
         """A `width`-wide vector access along `d` is contiguous and aligned:
         unit stride along d and every other stride a multiple of the width."""
+        if self._temp_vector(d):
+            return True
         if not self.is_mem() or self.stride(d) != 1:
             return False
         return all(s % width == 0 for name, s in self.array.strides.items()
                    if name != d.logical.name)
 
     def unit_stride(self, d) -> bool:
-        return d.is_dim() and self.stride(d) == 1
+        return d.is_dim() and (self.stride(d) == 1 or self._temp_vector(d))
+
+    def _temp_vector(self, d) -> bool:
+        """A temporary's store is contiguous along the producer dim of its
+        vector pair: the layout puts that pair innermost (codegen/tree)."""
+        return (self.op == "store" and self.array is not None and self.array.temporary
+                and d is self.array.vector_src)
 
     def partner(self, e, p) -> bool:
         """`p` is this instruction's own dimension matching the foreign `e`."""
@@ -309,7 +322,7 @@ class Kernel:
         got = self._cache.get("pairs")
         if got is None:
             got = self._cache["pairs"] = [p for i in self._insts for o in i.operands
-                                          if o.kind in ("inst", "pairs") for p in o.pairs]
+                                          if o.kind in ("inst", "pairs", "reduce") for p in o.pairs]
         return got
 
     def tile_rep(self, d: Dim) -> Dim:
@@ -329,13 +342,35 @@ class Kernel:
     def _operand_of(self, s, d):
         for i in self._insts:
             for o in i.operands:
-                if o.kind in ("inst", "pairs") and (s, d) in o.pairs:
+                if o.kind in ("inst", "pairs", "reduce") and (s, d) in o.pairs:
                     return i, o
         return None, None
 
     def is_lowered(self, s, d) -> bool:
         _, o = self._operand_of(s, d)
         return o is not None and o.lowered
+
+    def can_lower(self, s, d) -> bool:
+        """A pair may travel through memory: not the initialisation of a
+        reduction (its accumulators live in registers)."""
+        _, o = self._operand_of(s, d)
+        return o is not None and o.kind != "reduce"
+
+    def vector_pair(self, s, d) -> bool:
+        """(s, d) may be stored to a temporary as vectors along s: s is the
+        innermost strip of a logical dim the producer accesses with unit
+        stride (the temporary's layout then puts the pair innermost)."""
+        _, o = self._operand_of(s, d)
+        if o is not None and o.lowered:  # the decision the lowering recorded
+            return any(a.vector_src is s for a in self._arrays if (s, d) in a.pairs)
+        if o is None or o.kind != "inst":
+            return False
+        p = self.instruction(o.source)
+        return p.is_load() and s.level == s.logical.levels - 1 and p.stride(s) == 1
+
+    def temp_partner(self, s) -> list:
+        """Consumer dim of the lowered pair whose producer dim is `s`."""
+        return [d for a in self._arrays if a.temporary for (x, d) in a.pairs if x is s][:1]
 
     def same_operand(self, s, d, s2, d2) -> bool:
         _, o = self._operand_of(s, d)
@@ -381,7 +416,8 @@ class Kernel:
             return
         producer = self.instruction(o.source)
         tag = f"{producer.name}_{consumer.name}"
-        arr = Array(f"tmp_{tag}", 0, {}, "temporary", tuple(o.pairs))
+        vec = [a for a, b in o.pairs if self.vector_pair(a, b)]
+        arr = Array(f"tmp_{tag}", 0, {}, "temporary", tuple(o.pairs), vector_src=(vec or [None])[0])
         self._arrays.append(arr)
         st = self.inst(f"st_{tag}", "store", [a for a, _ in o.pairs],
                        [Operand("inst", producer.name)], arr)
@@ -404,8 +440,10 @@ class Kernel:
         raise WorkbenchError(f"kernel {self.name} has no dimension {name!r}")
 
     def shared_memory_elements(self) -> int:
-        """Shared memory of a block, in 4-byte elements."""
-        return self.target.shared_memory_bytes // 4
+        """Shared memory of a block, in 4-byte elements: the opt-in limit of
+        dynamic shared memory where the target has one."""
+        t = self.target
+        return (getattr(t, "shared_memory_optin_bytes", None) or t.shared_memory_bytes) // 4
 
     def copy(self) -> Kernel:
         return copy.deepcopy(self)

@@ -107,15 +107,20 @@ def _matmul_like(name, spec, b, m, n, k, a_stride, batched_b, mk_factors, b_fact
     dc = kern.nest("c", *bb, lm, ln)
     dr = kern.nest("c", lk)
     ds = kern.nest("s", *bb, lm, ln)
+    # the initialisation has a nest of its own (made last, so that the other
+    # dims keep their names): paired with the output dims of the reduction,
+    # it may fuse with them or run before the reduction loops, the
+    # accumulators then staying in registers (unrolled) or threads across k
+    di = kern.nest("i", *bb, lm, ln)
     kern.inst("ld_a", "load", da, array=A)
     kern.inst("ld_b", "load", db, array=B)
-    kern.inst("init", "mov", dc, [Operand("const", value=0.0)])
+    kern.inst("init", "mov", di, [Operand("const", value=0.0)])
     mad_dims = dc + dr
     b_logical = (*(bb if batched_b else ()), lk, ln)
     kern.inst("mad", "fma", mad_dims, [
         Operand("inst", "ld_a", kern.pair(da, mad_dims, *bb, lm, lk)),
         Operand("inst", "ld_b", kern.pair(db, mad_dims, *b_logical)),
-        Operand("reduce", "init", dims=tuple(dr))])
+        Operand("reduce", "init", kern.pair(di, dc, *bb, lm, ln), dims=tuple(dr))])
     kern.inst("st_c", "store", ds, [Operand("inst", "mad", kern.pair(dc, ds, *bb, lm, ln))], C)
     return kern
 

@@ -178,34 +178,13 @@ class _Model:
                     and sum(comp.values()) > sum(out["l2_bytes"].values()):
                 out["l2_bytes"] = {f"{a} (compulsory)": b for a, b in comp.items()}
         if self.impl is not None and level >= 1 and "sync" in out and self.hw.runs == "cuda":
-            n = self._barriers() * (1 if level == 1 else self.impl.blocks())
+            n = self.impl.barrier_count() * (1 if level == 1 else self.impl.blocks())
             out["sync"]["__syncthreads"] = n
             warps = math.ceil(self.impl.threads() / ws)
             if "issue" in out:
                 out["issue"]["__syncthreads"] = n * warps * ws
         return out
 
-    def _barriers(self) -> int:
-        """__syncthreads a block executes (fixed implementations): one after
-        each thread loop and after each temporary access outside threads, per
-        iteration of the sequential loops around it."""
-        impl = self.impl
-        total = 0
-
-        def walk(node, times, in_thread):
-            nonlocal total
-            for c in node.children:
-                if hasattr(c, "inst"):
-                    i = c.inst
-                    if i.is_mem() and i.array.temporary and not in_thread:
-                        total += times
-                    continue
-                t = times * (c.size if c.kind in ("LOOP", "UNROLL") else 1)
-                walk(c, t, in_thread or c.kind == "THREAD")
-                if c.kind == "THREAD":
-                    total += times
-        walk(impl.root, 1, False)
-        return total
 
     def level_latency(self, level: int) -> tuple[float, Justification | None, list]:
         """latency(level, ∅) in cycles and the Usage node that sets it."""

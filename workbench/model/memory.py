@@ -78,20 +78,15 @@ def warp_access(impl, inst, hw: Hardware) -> tuple[float, float]:
     threads = bx * by * bz
     coef = {d.name: c for d, c in impl.coefficients(inst)}
     anc = impl.ancestors(inst)
-    loops = {lp.hw: lp for lp in anc if lp.kind == "THREAD"}
     vec = next((lp.size for lp in anc if lp.kind == "VECTOR"), 1)
-    output = inst.op == "store" and not inst.array.temporary
     t = np.arange(threads)
     tid = {"x": t % bx, "y": (t // bx) % by, "z": t // (bx * by)}
     addr = np.zeros(threads, dtype=np.int64)
     active = np.ones(threads, dtype=bool)
-    for h in "xyz":
-        lp = loops.get(h)
-        if lp is not None:
-            active &= tid[h] < lp.size
-            addr += tid[h] * sum(coef.get(d.name, 0) for d in lp.dims)
-        elif output:
-            active &= tid[h] == 0  # the guard of a store outside thread dim h
+    for h, lp in impl.thread_loops(inst).items():
+        addr += tid[h] * sum(coef.get(d.name, 0) for d in lp.dims)
+    for h, op, n in impl.guard(inst):  # the threads that run it
+        active &= (tid[h] < n) if op == "<" else (tid[h] == n)
     shared = inst.array.temporary and impl.mem_space[inst.array.name] == "SHARED"
     patterns = set()
     for w0 in range(0, threads, hw.warp_size):

@@ -187,6 +187,8 @@ def _reduction(prog, inst, init, reduced, logical_of, params) -> None:
                         f"{inst.name} reduction"))
     if init is not None:
         shared = {d.logical.name for d in init.dims if d in inst.dims}
+        shared |= {a.logical.name for o in inst.operands if o.kind == "reduce"
+                   for a, _ in o.pairs}  # an initialisation nest of its own
         c = [f"{n}s = {n}t" for n in logical_of[init.name] if n in shared]
         c += [f"{r}t = 0" for r in reduced]
         text = (f"[{', '.join(params)}] -> {{ {_tuple(init, logical_of, 's')} -> "

@@ -85,7 +85,10 @@ class CudaBackend:
         try:
             g = generate(cand, name)
             fn = self._module(g.cuda).get_function(name)
-            extra = {"registers": fn.num_regs, "shared_bytes": fn.shared_size_bytes,
+            dyn = g.launch.get("dynamic_shared_bytes", 0)
+            if dyn:  # above 48 KB a kernel must opt in to its dynamic shared memory
+                fn.max_dynamic_shared_size_bytes = dyn
+            extra = {"registers": fn.num_regs, "shared_bytes": fn.shared_size_bytes + dyn,
                      "local_bytes": fn.local_size_bytes}
         except (WorkbenchError, CompileError, cp.cuda.compiler.CompileException) as exc:
             return Measurement("compile_error", message=str(exc))
@@ -96,7 +99,8 @@ class CudaBackend:
             args.append(cp.empty(g.launch["scratch_floats"], cp.float32))
 
         def launch():
-            fn(tuple(g.launch["grid"]), tuple(g.launch["block"]), tuple(args))
+            fn(tuple(g.launch["grid"]), tuple(g.launch["block"]), tuple(args),
+               shared_mem=dyn)
         try:
             for o in dev_out.values():
                 o.fill(np.nan)  # poisoned outputs

@@ -1,0 +1,114 @@
+"""Decisions a performance engineer forces by hand: named recipes that a
+person (a test, a notebook, the README) applies to a root and lets a search
+or a descent complete.
+
+`register_tiled_matmul` is the structure of the fast matmul kernels (the
+thesis's Table 6.2 winners, cuBLAS's SGEMM): a 2-D grid of BM×BN block tiles,
+a 2-D thread block whose threads each keep a TM×TN tile of accumulators in
+registers across the whole reduction, k strip-mined by BK with the BK×BM
+tile of A and the BK×BN tile of B staged once per k iteration through shared
+memory by every thread of the block, A read as float4 where its layout allows.
+"""
+
+from __future__ import annotations
+
+from .errors import WorkbenchError
+
+
+def _by_label(kernel) -> dict:
+    return {d.label: d.name for d in kernel.dims()}
+
+
+def register_tiled_matmul(kernel, *, tm: int = 4, tn: int = 4, threads_m: int = 16,
+                          threads_n: int = 16, vector: bool = True) -> list[tuple]:
+    """(choice, objects, value) decisions of the register-tiled matmul on a
+    `matmul`-built kernel: block tiles of threads_m·tm × threads_n·tn, the
+    reduction strip-mined by threads_n (the k strip of a staged tile is
+    spread over the threads along x). What the recipe leaves open (caches,
+    the order of statements it does not name) a completion decides."""
+    if kernel.spec().get("builder") not in ("matmul", "strided_matmul"):
+        raise WorkbenchError(f"register_tiled_matmul needs a matmul kernel, got {kernel.name}")
+    lab = _by_label(kernel)
+    m, n, k = (kernel.spec()[x] for x in "mnk")
+    bk = threads_n
+    for what, size, tile in (("m", m, threads_m * tm), ("n", n, threads_n * tn), ("k", k, bk)):
+        if size % tile:
+            raise WorkbenchError(f"{what} = {size} is not a multiple of the tile {tile}")
+    out = []
+
+    def dec(choice, objs, value):
+        out.append((choice, tuple(lab[o] for o in objs), str(value)))
+
+    # sizes: level 1 over threads, level 2 in registers; k1 over the threads along x
+    dec("size", ("c_m1",), threads_m)
+    dec("size", ("c_m2",), tm)
+    dec("size", ("c_n1",), threads_n)
+    dec("size", ("c_n2",), tn)
+    dec("size", ("c_k1",), bk)
+    kinds = {
+        "c_m0": "BLOCK", "c_n0": "BLOCK", "c_m1": "THREAD", "c_n1": "THREAD",
+        "c_m2": "UNROLL", "c_n2": "UNROLL", "c_k0": "LOOP", "c_k1": "UNROLL",
+        "i_m1": "THREAD", "i_n1": "THREAD", "i_m2": "UNROLL", "i_n2": "UNROLL",
+        "s_m1": "THREAD", "s_n1": "THREAD", "s_m2": "VECTOR" if vector and tm in (2, 4)
+        else "UNROLL", "s_n2": "UNROLL",
+        # the staged tiles: A by (m1 on y, k1 on x, m2 as a vector), B by
+        # (n1 on y, k1 on x, n2 unrolled): coalesced along x
+        "a_m1": "THREAD", "a_k1": "THREAD", "a_m2": "VECTOR" if vector and tm in (2, 4)
+        else "UNROLL",
+        "b_n1": "THREAD", "b_k1": "THREAD", "b_n2": "UNROLL",
+    }
+    for d, v in kinds.items():
+        dec("dim_kind", (d,), v)
+    # block and k loops fused across the nests
+    for a, b in (("c_m0", "a_m0"), ("c_m0", "i_m0"), ("c_m0", "s_m0"),
+                 ("c_n0", "b_n0"), ("c_n0", "i_n0"), ("c_n0", "s_n0"),
+                 ("c_k0", "a_k0"), ("c_k0", "b_k0")):
+        dec("order", (a, b), "MERGED")
+    # threads: y holds the m1 strips (and n1 of B's copy), x the n1 and k1 ones
+    for a, b in (("c_m1", "i_m1"), ("c_m1", "s_m1"), ("c_m1", "a_m1"), ("c_m1", "b_n1"),
+                 ("c_n1", "i_n1"), ("c_n1", "s_n1"), ("c_n1", "a_k1"), ("c_n1", "b_k1")):
+        dec("thread_mapping", (a, b), "MAPPED")
+    # inputs through the read-only path, the output past L1
+    for inst, v in (("ld_a", "READ_ONLY"), ("ld_b", "READ_ONLY"), ("st_c", "L2")):
+        out.append(("cache", (inst,), v))
+    # nesting, outer to inner
+    for a, b in (("c_m0", "c_n0"), ("c_m1", "c_n1"), ("c_k0", "c_m1"), ("c_n1", "c_k1"), ("c_k1", "c_m2"),
+                 ("c_m2", "c_n2"), ("i_m1", "i_n1"), ("i_n1", "i_m2"), ("i_m2", "i_n2"),
+                 ("s_m1", "s_n1"), ("s_n1", "s_n2"), ("s_n2", "s_m2"),
+                 ("a_m1", "a_k1"), ("a_k1", "a_m2"), ("b_n1", "b_k1"), ("b_k1", "b_n2")):
+        dec("order", (a, b), "OUT")
+    # phases: initialise, then per k iteration copy A, copy B, compute; store
+    for a, b in (("i_m1", "c_k0"), ("a_m1", "b_n1"), ("b_n1", "c_m1"), ("c_k0", "s_m1")):
+        dec("order", (a, b), "BEFORE")
+    # the accumulators: in the same thread, and in registers along the unrolled strips
+    for a, b, v in (("i_m1", "c_m1", "THREADS"), ("i_n1", "c_n1", "THREADS"),
+                    ("i_m2", "c_m2", "REGISTERS"), ("i_n2", "c_n2", "REGISTERS"),
+                    ("c_m1", "s_m1", "THREADS"), ("c_n1", "s_n1", "THREADS"),
+                    ("c_m2", "s_m2", "REGISTERS"), ("c_n2", "s_n2", "REGISTERS"),
+                    ("a_m1", "c_m1", "MEMORY"), ("b_n1", "c_n1", "MEMORY")):
+        dec("dim_map", (a, b), v)
+    return out
+
+
+def lowered_decisions(kernel) -> list[tuple]:
+    """Decisions on the objects a recipe's lowerings add (call on the kernel
+    of the candidate after the lowering): the staged tiles in shared memory,
+    each tile of A read from it once per register row, A's before B's."""
+    lab = _by_label(kernel)
+    out = [("mem_space", (a.name,), "SHARED") for a in kernel.arrays() if a.temporary]
+    names = {i.name for i in kernel.instructions()}
+    if {"ld_ld_a_mad", "ld_ld_b_mad"} <= names:
+        out += [("order", ("ld_ld_a_mad", lab["c_n2"]), "BEFORE"),
+                ("order", ("ld_ld_a_mad", "ld_ld_b_mad"), "BEFORE")]
+    return out
+
+
+def apply_recipe(cand, decisions):
+    """`cand` with each decision applied in turn; a decision whose value is
+    already the only one left is skipped (propagation settled it)."""
+    for choice, objs, value in decisions:
+        dom = cand.domain(choice, objs)
+        if dom == {value}:
+            continue
+        cand = cand.apply(choice, objs, value)
+    return cand
