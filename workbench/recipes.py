@@ -19,18 +19,19 @@ def _by_label(kernel) -> dict:
     return {d.label: d.name for d in kernel.dims()}
 
 
-def register_tiled_matmul(kernel, *, tm: int = 4, tn: int = 4, threads_m: int = 16,
-                          threads_n: int = 16, vector: bool = True) -> list[tuple]:
+def register_tiled_matmul(kernel, *, tm: int = 4, tn: int = 4, threads: int = 16,
+                          vector: bool = True) -> list[tuple]:
     """(choice, objects, value) decisions of the register-tiled matmul on a
-    `matmul`-built kernel: block tiles of threads_m·tm × threads_n·tn, the
-    reduction strip-mined by threads_n (the k strip of a staged tile is
-    spread over the threads along x). What the recipe leaves open (caches,
-    the order of statements it does not name) a completion decides."""
+    `matmul`-built kernel: a threads × threads block whose threads each keep
+    tm × tn accumulators (block tiles of threads·tm × threads·tn), the
+    reduction strip-mined by `threads` (a staged tile's k strip is spread
+    over the threads along x, its m or n strip along y). What the recipe
+    leaves open a completion decides."""
     if kernel.spec().get("builder") not in ("matmul", "strided_matmul"):
         raise WorkbenchError(f"register_tiled_matmul needs a matmul kernel, got {kernel.name}")
     lab = _by_label(kernel)
     m, n, k = (kernel.spec()[x] for x in "mnk")
-    bk = threads_n
+    bk = threads_m = threads_n = threads
     for what, size, tile in (("m", m, threads_m * tm), ("n", n, threads_n * tn), ("k", k, bk)):
         if size % tile:
             raise WorkbenchError(f"{what} = {size} is not a multiple of the tile {tile}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -133,6 +134,39 @@ def compile_cuda(sources: list[str], arch: str = "sm_90", workdir: str | None = 
     if errors:
         raise CompileError("nvcc failed:\n" + "\n".join(errors))
     return [out for out, _ in procs]
+
+
+_PTXAS = {
+    "registers": r"Used (\d+) registers",
+    "spill_stores": r"(\d+) bytes spill stores",
+    "spill_loads": r"(\d+) bytes spill loads",
+    "stack_bytes": r"(\d+) bytes stack frame",
+    "shared_bytes": r"(\d+) bytes smem",
+    "barriers": r"used (\d+) barriers",
+}
+
+
+def ptxas_info(source: str, name: str, arch: str = "sm_90",
+               workdir: str | None = None) -> dict:
+    """What `ptxas -v` reports for kernel `name` of a CUDA source: registers
+    per thread, spilled bytes, stack frame, static shared memory, barriers
+    (GPU facts without a GPU: nvcc compiles for any architecture)."""
+    nvcc = nvcc_path()
+    if nvcc is None:
+        raise CompileError("nvcc is not on PATH")
+    d = Path(workdir or tempfile.mkdtemp(prefix="wb_ptxas_"))
+    src, out = d / f"{name}.cu", d / f"{name}.cubin"
+    src.write_text(source)
+    got = subprocess.run([nvcc, f"-arch={arch}", "-cubin", "-Xptxas", "-v", "-o", str(out),
+                          str(src)], capture_output=True, text=True, check=False)
+    if got.returncode != 0:
+        raise CompileError(f"nvcc failed:\n{got.stderr[-4000:]}")
+    text = got.stderr.split(f"Function properties for {name}", 1)[-1]
+    info = {}
+    for key, pat in _PTXAS.items():
+        m = re.search(pat, text)
+        info[key] = int(m.group(1)) if m else 0
+    return info
 
 
 def run_reference(lib: ctypes.CDLL, name: str, kernel, inputs: dict) -> dict:
