@@ -126,3 +126,18 @@ def test_expert_on_gpu(expert, tmp_path):
     rec = evaluate([fixed], "cuda", store=tmp_path / "r.jsonl")[0]
     assert rec["status"] == "ok" and rec["verified"], rec
     assert rec["bound_ns"] <= min(rec["times_ns"])
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_recipe_in_a_persons_order(seed):
+    """The recipe's decisions taken in a random order (as a person would)
+    reach the same candidate: no dead end, equal domains."""
+    kernel = wb.kernels.matmul(16, 16, 8)
+    _, forced = _forced(kernel, tm=2, tn=2, threads=4)
+    decisions = register_tiled_matmul(kernel, tm=2, tn=2, threads=4)
+    random.Random(seed).shuffle(decisions)
+    c = apply_recipe(wb.Candidate.root(kernel), decisions)
+    c = apply_recipe(c, lowered_decisions(c.kernel))
+    def domains(x):
+        return {(ch.name, ch.objects): set(ch.values) for ch in x.choices(include_fixed=True)}
+    assert domains(c) == domains(forced)
