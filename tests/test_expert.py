@@ -141,3 +141,18 @@ def test_recipe_in_a_persons_order(seed):
     def domains(x):
         return {(ch.name, ch.objects): set(ch.values) for ch in x.choices(include_fixed=True)}
     assert domains(c) == domains(forced)
+
+
+def test_dynamic_shared_memory_above_static_limit(expert, monkeypatch, tmp_path):
+    """Above the static limit the tiles live in one dynamic buffer, opted in
+    at launch (the limit lowered here so that the expert's 8 KB crosses it)."""
+    from workbench.codegen import printer
+    *_, fixed, _ = expert
+    monkeypatch.setattr(printer, "STATIC_SHARED_BYTES", 4096)
+    g = generate(fixed, "dyn")
+    assert g.launch["dynamic_shared_bytes"] == g.launch["shared_bytes"] == 8192
+    assert "extern __shared__ __align__(16) float smem_[];" in g.cuda
+    assert "float* tmp_ld_b_mad = smem_ + 1024;" in g.cuda
+    if nvcc_path() is not None:
+        info = ptxas_info(g.cuda, "dyn", "sm_90", str(tmp_path))
+        assert info["shared_bytes"] == 0 and info["spill_stores"] == 0
