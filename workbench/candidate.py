@@ -100,6 +100,16 @@ class Decision:
 _ROOTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+def _root_cache(kernel) -> dict:
+    """The roots of a kernel, kept on the kernel itself where it can hold
+    them: a cache keyed weakly by the kernel whose values (the roots, through
+    their problem) reference the kernel would never let a kernel go."""
+    try:
+        return kernel.__dict__.setdefault("_candidate_roots", {})
+    except AttributeError:
+        return _ROOTS.setdefault(kernel, {})
+
+
 class Candidate:
     """A kernel with a domain for each of its choices, at a propagation fixpoint."""
 
@@ -127,7 +137,7 @@ class Candidate:
                 raise InvalidDecision("kernel has no default decision space; pass space=")
         if isinstance(space, str):
             space = load_space(space)
-        per_kernel = _ROOTS.setdefault(kernel, {})
+        per_kernel = _root_cache(kernel)
         key = (id(space), prune)
         root = per_kernel.get(key)
         if root is None:

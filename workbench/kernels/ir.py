@@ -432,6 +432,12 @@ class Kernel:
         ld.operands.append(st_pairs)  # keeps (s, d) in pairs() for the order constraints
         self._cache.clear()
 
+    def trigger_done(self, objs) -> bool:
+        """The lowering trigger on (src, dst) would change nothing: its
+        communication already goes through memory (space/problem.extended)."""
+        s, d = (self._by_name(o) for o in objs)
+        return self.is_lowered(s, d)
+
     def _by_name(self, obj):
         name = obj if isinstance(obj, str) else obj.name
         for x in self._dims:
@@ -446,7 +452,9 @@ class Kernel:
         return (getattr(t, "shared_memory_optin_bytes", None) or t.shared_memory_bytes) // 4
 
     def copy(self) -> Kernel:
-        return copy.deepcopy(self)
+        # the copy starts without the original's root candidates
+        roots = self.__dict__.get("_candidate_roots")
+        return copy.deepcopy(self, {id(roots): {}} if roots is not None else {})
 
     def spec(self) -> dict:
         return dict(self._spec)

@@ -457,7 +457,18 @@ class Problem:
                 for b, i in zip(g.foralls, objs):
                     env[b.var] = root_obj(self, b, i)
                 g.action(env)
-            got = Problem(self.space, kernel, fired, root)
+            # triggers the kernel says would now change nothing count as
+            # fired (a lowering moves a whole communication, so its other
+            # pairs' triggers are no-ops): one problem serves every order and
+            # subset in which they fire, instead of one per fired set
+            done = getattr(kernel, "trigger_done", None)
+            full = fired
+            if done is not None:
+                full = fired | frozenset(t.key for t in root.instances if getattr(
+                    t, "trigger", False) and t.key not in fired and done(t.key[1]))
+            got = root._extensions.get(full)
+            if got is None:
+                got = root._extensions[full] = Problem(self.space, kernel, full, root)
             root._extensions[fired] = got
         return got
 
