@@ -39,7 +39,7 @@ def expert():
 
 
 def test_expert_structure(expert):
-    root, forced, fixed, g = expert
+    *_, fixed, g = expert
     assert fixed.is_fixed
     lab = _dims(fixed.kernel)
     for d in ("c_m1", "c_n1"):  # the multiply-add on threads
@@ -80,8 +80,8 @@ def test_expert_compiles_without_spills(expert, tmp_path):
     assert info["registers"] * 256 <= 65536  # a whole block fits the register file
 
 
-@pytest.mark.parametrize("tile", [dict(tm=2, tn=2, threads=4),
-                                  dict(tm=4, tn=2, threads=2, vector=False)])
+@pytest.mark.parametrize("tile", [{"tm": 2, "tn": 2, "threads": 4},
+                                  {"tm": 4, "tn": 2, "threads": 2, "vector": False}])
 def test_expert_small_runs_on_cpu(tile, tmp_path):
     """The same structure at small sizes runs and verifies on the CPU
     executor, whose C emulates the block's threads between barriers."""

@@ -16,6 +16,7 @@ CPU check of a candidate is a check of its CUDA's meaning.
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 from .tree import HW, Barrier, Implementation, Leaf
 
@@ -38,7 +39,7 @@ class Printer:
     """The reference C (a CUDA emulation); `CudaPrinter` the CUDA."""
     dialect = "c"
     instance_kinds = ("UNROLL", "VECTOR")
-    tid = {"x": "t_x", "y": "t_y", "z": "t_z"}
+    tid: ClassVar[dict] = {"x": "t_x", "y": "t_y", "z": "t_z"}
 
     def __init__(self, impl: Implementation, name: str):
         self.impl = impl
@@ -175,16 +176,15 @@ class Printer:
         every thread, so they stay around the regions of their body."""
         for child in node.children:
             if isinstance(child, Barrier):
-                self.flush(region, env)
+                self.flush(region)
             elif isinstance(child, Leaf) or (child.id not in self.synced
                                              and child.kind != "BLOCK"):
                 region.append((child, env))
             elif child.kind == "THREAD":
                 self.sequence(child, {**env, child.id: self.tid[child.hw]}, region)
             else:
-                self.flush(region, env)
+                self.flush(region)
                 self.outer_loop(child, env)
-        return None
 
     def outer_loop(self, lp, env) -> None:
         v = f"i{lp.id}"
@@ -199,27 +199,22 @@ class Printer:
             self.declare()
         region: list = []
         self.sequence(lp, {**env, lp.id: v}, region)
-        self.flush(region, env)
+        self.flush(region)
         if outer_block:
             self.release()
         self.depth -= 1
         self.line("}")
 
-    def flush(self, region: list, env) -> None:
+    def flush(self, region: list) -> None:
         """One region: every thread of the block runs it in turn."""
         if not region:
             return
-        dims = [(h, n) for h, n in zip(HW, self.impl.block_dim)]
         opened = 0
-        for h, n in reversed(dims):
-            if n > 1:
-                self.line(f"for (int t_{h} = 0; t_{h} < {n}; ++t_{h}) {{")
-                self.depth += 1
-                opened += 1
-            else:
-                self.line(f"{{ const int t_{h} = 0; (void)t_{h};")
-                self.depth += 1
-                opened += 1
+        for h, n in reversed(list(zip(HW, self.impl.block_dim))):
+            self.line(f"for (int t_{h} = 0; t_{h} < {n}; ++t_{h}) {{" if n > 1
+                      else f"{{ const int t_{h} = 0; (void)t_{h};")
+            self.depth += 1
+            opened += 1
         bx, by, _ = self.impl.block_dim
         self.line(f"const int t_ = (t_z * {by} + t_y) * {bx} + t_x; (void)t_;")
         for child, e in region:
@@ -278,7 +273,7 @@ class Printer:
             self.declare()
         region: list = []
         self.sequence(self.impl.root, {}, region)
-        self.flush(region, {})
+        self.flush(region)
         if not blocked:
             self.release()
         self.lines.append("}")
@@ -287,7 +282,7 @@ class Printer:
 
 class CudaPrinter(Printer):
     dialect = "cuda"
-    tid = {"x": "threadIdx.x", "y": "threadIdx.y", "z": "threadIdx.z"}
+    tid: ClassVar[dict] = {"x": "threadIdx.x", "y": "threadIdx.y", "z": "threadIdx.z"}
 
     def var_base(self, owner: str) -> str:
         return ""  # registers are per thread
