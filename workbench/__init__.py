@@ -7,7 +7,7 @@
     b = wb.bound(wb.Candidate.root(wb.kernels.matmul(256, 256, 32)))  # .value_ns, .justification
 """
 
-from . import kernels
+from . import kernels, recipes
 from .candidate import Candidate, Choice, Decision, Pruning
 from .errors import DeadEnd, InvalidDecision, SpaceError, SpaceSyntaxError, WorkbenchError
 from .model import Bound, bound
@@ -30,4 +30,5 @@ __all__ = [
            "bound",
            "kernels",
            "load_space",
+           "recipes",
 ]
