@@ -185,7 +185,6 @@ class _Model:
                 out["issue"]["__syncthreads"] = n * warps * ws
         return out
 
-
     def level_latency(self, level: int) -> tuple[float, Justification | None, list]:
         """latency(level, ∅) in cycles and the Usage node that sets it."""
         lvl = LEVELS[level]
