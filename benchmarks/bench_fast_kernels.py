@@ -47,7 +47,7 @@ def main(argv=None) -> dict:
     a = ap.parse_args(argv)
     kernel = wb.kernels.matmul(a.size, a.size, a.size)
     root = wb.Candidate.root(kernel)
-    lab = {d.label: d.name for d in kernel.dims()}
+    lab = kernel.dims_by_label()
     root_ns = wb.bound(root, target="h200").value_ns
     out = {"kernel": kernel.spec(), "target": "h200", "root_bound_ns": root_ns}
 

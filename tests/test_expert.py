@@ -26,10 +26,6 @@ def _forced(kernel, **tile):
     return root, apply_recipe(c, lowered_decisions(c.kernel))
 
 
-def _dims(kernel):
-    return {d.label: d.name for d in kernel.dims()}
-
-
 @pytest.fixture(scope="module")
 def expert():
     kernel = wb.kernels.matmul(1024, 1024, 1024)
@@ -41,7 +37,7 @@ def expert():
 def test_expert_structure(expert):
     *_, fixed, g = expert
     assert fixed.is_fixed
-    lab = _dims(fixed.kernel)
+    lab = fixed.kernel.dims_by_label()
     for d in ("c_m1", "c_n1"):  # the multiply-add on threads
         assert fixed.value("dim_kind", (lab[d],)) == "THREAD"
     assert g.launch["grid"] == [16, 16, 1] and g.launch["block"] == [16, 16, 1]
@@ -104,7 +100,7 @@ def test_thread_multiply_add_completes():
     (the space held none with THREAD before)."""
     kernel = wb.kernels.matmul(256, 256, 32)
     root = wb.Candidate.root(kernel)
-    lab = _dims(kernel)
+    lab = kernel.dims_by_label()
     for d in ("c_m1", "c_n1"):
         assert "THREAD" in root.domain("dim_kind", (lab[d],))
         c = random_fixed(root.apply("dim_kind", (lab[d],), "THREAD"), random.Random(3))

@@ -15,10 +15,6 @@ from __future__ import annotations
 from .errors import WorkbenchError
 
 
-def _by_label(kernel) -> dict:
-    return {d.label: d.name for d in kernel.dims()}
-
-
 def register_tiled_matmul(kernel, *, tm: int = 4, tn: int = 4, threads: int = 16,
                           vector: bool = True) -> list[tuple]:
     """(choice, objects, value) decisions of the register-tiled matmul on a
@@ -29,7 +25,7 @@ def register_tiled_matmul(kernel, *, tm: int = 4, tn: int = 4, threads: int = 16
     leaves open a completion decides."""
     if kernel.spec().get("builder") not in ("matmul", "strided_matmul"):
         raise WorkbenchError(f"register_tiled_matmul needs a matmul kernel, got {kernel.name}")
-    lab = _by_label(kernel)
+    lab = kernel.dims_by_label()
     m, n, k = (kernel.spec()[x] for x in "mnk")
     bk = threads_m = threads_n = threads
     for what, size, tile in (("m", m, threads_m * tm), ("n", n, threads_n * tn), ("k", k, bk)):
@@ -95,7 +91,7 @@ def lowered_decisions(kernel) -> list[tuple]:
     """Decisions on the objects a recipe's lowerings add (call on the kernel
     of the candidate after the lowering): the staged tiles in shared memory,
     each tile of A read from it once per register row, A's before B's."""
-    lab = _by_label(kernel)
+    lab = kernel.dims_by_label()
     out = [("mem_space", (a.name,), "SHARED") for a in kernel.arrays() if a.temporary]
     names = {i.name for i in kernel.instructions()}
     if {"ld_ld_a_mad", "ld_ld_b_mad"} <= names:

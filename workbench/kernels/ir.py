@@ -312,6 +312,11 @@ class Kernel:
     def logical_dims(self) -> list[LogicalDim]:
         return list(self._logical)
 
+    def dims_by_label(self) -> dict[str, str]:
+        """{label: name} of the dimensions (e.g. "c_m1" → "d11"): how a person
+        or a recipe names a loop."""
+        return {d.label: d.name for d in self._dims}
+
     def instruction(self, name: str) -> Instruction:
         for i in self._insts:
             if i.name == name:
