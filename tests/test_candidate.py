@@ -1,4 +1,4 @@
-"""The public candidate contract (DESIGN.md) and its error behaviour."""
+"""The public candidate contract (docs/api.md) and its error behaviour."""
 
 from __future__ import annotations
 

@@ -4,9 +4,10 @@
 classes of merged dimensions (one `Loop` each, with its kind and size), the
 hardware thread and block dimension of each parallel loop, the memory space
 and layout of temporary arrays, the cache directive of each access and the
-variables that hold instruction results. `tree` is the loop tree built by
-Algorithm 2 from the `order` choice, with a `Barrier` wherever threads hand
-values through a temporary. Printers (`printer.py`) walk it.
+variables that hold instruction results. `root` (a `Loop` of kind ROOT) is
+the loop tree built by Algorithm 2 from the `order` choice, with a `Barrier`
+wherever threads hand values through a temporary. The printers of
+`printer.py` walk it: `Printer` (the reference C) and `CudaPrinter`.
 
 Thread semantics are CUDA's (thesis §4.3.3): thread and block dimensions are
 implicit; an instruction runs in every thread of the block, taking the

@@ -9,8 +9,8 @@
 The cut threshold is the thesis's own best run time (Table 6.2, Quadro K4000)
 and the bound is computed on our `kepler_k4000` target, so that both sides
 of the comparison describe the same GPU. Our space is not Telamon's (see
-DESIGN.md and the space file), so sizes differ; the printout puts the thesis
-figures beside ours.
+docs/space.md and the space file), so sizes differ; the printout puts the
+thesis figures beside ours.
 """
 
 from __future__ import annotations

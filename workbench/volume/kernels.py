@@ -8,7 +8,7 @@ from ..errors import WorkbenchError
 
 
 def volume_spec(kernel) -> dict:
-    """The volume spec (DESIGN.md shape) of a linear-algebra kernel."""
+    """The volume spec (format: docs/volume-spec.md) of a linear-algebra kernel."""
     s = kernel.spec()
     b = s.get("builder")
     if b in ("matmul", "strided_matmul"):  # the stride is layout, not dependence

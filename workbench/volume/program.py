@@ -1,5 +1,5 @@
 """Volume programs (the volume-model paper §4.3, appendix A.3): SSA
-assignments over volumes, read from a JSON spec (DESIGN.md), with the
+assignments over volumes, read from a JSON spec (docs/volume-spec.md), with the
 program's volume element map computed by lenient composition in ALAP
 use-def order (Lemma A.5) — one pass, no transitive closure:
 
