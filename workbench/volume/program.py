@@ -7,12 +7,20 @@ use-def order (Lemma A.5) — one pass, no transitive closure:
 
 starting from the identity on the output and substituting each assignment's
 map after all of its uses. The range ends up on live-ins and constants only.
+
+Live-ins are `inputs` (name → shape: values known only at run time) and
+`constants` (name → shape: values known at compile time, e.g. the weights
+the paper's Figure 1 bakes into the kernel, `[]` for a scalar such as a
+padding value). The older constants form, a list of names, declares
+rank-0 constants. A spec is data only: names must be identifiers and every
+shape or op parameter an integer, since both are written into isl text.
 """
 
 from __future__ import annotations
 
 import graphlib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,7 +39,7 @@ def box_set(name: str, shape) -> str:
 @dataclass
 class Program:
     inputs: dict  # name → shape
-    constants: list  # names of rank-0 constant volumes
+    constants: dict  # name → shape of each compile-time constant volume ([] a scalar)
     ops: list  # the spec's op dicts, in the given order
     output: str
     shapes: dict = field(default_factory=dict)  # every value's shape
@@ -47,12 +55,35 @@ class Program:
             except json.JSONDecodeError as exc:
                 raise WorkbenchError(f"the volume spec is not JSON: {exc}") from None
         elif isinstance(spec, str):
-            spec = json.loads(spec)
+            try:
+                spec = json.loads(spec)
+            except json.JSONDecodeError as exc:
+                raise WorkbenchError(f"the volume spec is not JSON: {exc}") from None
+        if not isinstance(spec, dict):
+            raise WorkbenchError(f"volume spec: expected a JSON object, got {type(spec).__name__}")
         for key in ("inputs", "ops", "output"):
             if key not in spec:
                 raise WorkbenchError(f"volume spec: missing {key!r}")
-        p = cls({k: list(v) for k, v in spec["inputs"].items()}, list(spec.get("constants", [])),
-                list(spec["ops"]), spec["output"])
+        if not isinstance(spec["inputs"], dict):
+            raise WorkbenchError("volume spec: 'inputs' must map names to shapes")
+        inputs = {_name("input", k): _shape_list(f"input {k!r}", v)
+                  for k, v in spec["inputs"].items()}
+        consts = spec.get("constants", {})
+        if isinstance(consts, list):  # the older form: names of rank-0 constants
+            consts = {_name("constant", c): [] for c in consts}
+        if not isinstance(consts, dict):
+            raise WorkbenchError("volume spec: 'constants' must map names to shapes "
+                                 "(or list names of scalars)")
+        constants = {_name("constant", k): _shape_list(f"constant {k!r}", v)
+                     for k, v in consts.items()}
+        both = sorted(set(inputs) & set(constants))
+        if both:
+            raise WorkbenchError(f"volume spec: {both} declared both as input and constant")
+        if not isinstance(spec["ops"], list) or not all(isinstance(o, dict) for o in spec["ops"]):
+            raise WorkbenchError("volume spec: 'ops' must be a list of op objects")
+        if not isinstance(spec["output"], str):
+            raise WorkbenchError(f"volume spec: 'output' must be a name, got {spec['output']!r}")
+        p = cls(inputs, constants, list(spec["ops"]), spec["output"])
         p._infer()
         return p
 
@@ -64,11 +95,13 @@ class Program:
         return self.shapes[name]
 
     def _infer(self) -> None:
-        self.shapes = {**self.inputs, **{c: [] for c in self.constants}}
+        self.shapes = {**self.inputs, **self.constants}
         for op in self.ops:
             res, kind = op.get("result"), op.get("op")
-            if not res or res in self.shapes:
+            if not isinstance(res, str) or not res or res in self.shapes:
                 raise WorkbenchError(f"every op needs a new result name (SSA); got {res!r}")
+            _name("result", res)
+            _check_fields(res, op)
             try:
                 shape, text = self._build(res, kind, op)
             except KeyError as exc:
@@ -82,8 +115,15 @@ class Program:
         sh = self._shape
         if kind == "pad":
             value = op.get("value")
+            if value is None and op.get("mode") != "periodic":  # None means periodic below
+                raise WorkbenchError(f"pad {res!r}: needs a constant 'value' or "
+                                     "\"mode\": \"periodic\"")
             if value is not None and value not in self.constants:
                 raise WorkbenchError(f"pad {res!r}: value {value!r} is not a declared constant")
+            if value is not None and self.constants[value]:
+                # the padding map reads value[] for every padded element
+                raise WorkbenchError(f"pad {res!r}: value {value!r} has shape "
+                                     f"{self.constants[value]}; a padding value must be a scalar")
             return ops.pad(res, op["source"], sh(op["source"], op), op["low"], op["high"],
                            None if op.get("mode") == "periodic" else value)
         if kind == "conv2d_nchw_fchw":
@@ -138,6 +178,61 @@ class Program:
             keep = m.range().subtract(b.domain())
             m = m.apply_range(b.union(keep.identity()))
         return m.coalesce()
+
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+# isl keywords: a volume of that name would not parse (or would change the map)
+_ISL_WORDS = {"and", "or", "not", "exists", "mod", "floor", "ceil", "min", "max", "true",
+              "false", "infty", "NaN", "cond", "implies", "xor"}
+_INT_LISTS = ("low", "high", "strides", "dilations", "offsets", "sizes", "permutation", "axes")
+_NAME_FIELDS = ("source", "input", "filter", "lhs", "rhs", "dest", "value")
+
+
+def _name(what: str, name) -> str:
+    if not isinstance(name, str) or not _IDENT.match(name) or name in _ISL_WORDS \
+            or ops.PAD_TAG in name:
+        raise WorkbenchError(f"volume spec: {what} name {name!r} is not an identifier "
+                             f"(letters, digits, _; no {ops.PAD_TAG!r}, no isl keyword)")
+    return name
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _shape_list(what: str, shape) -> list:
+    if not isinstance(shape, list) or not all(_is_int(s) for s in shape):
+        raise WorkbenchError(f"volume spec: {what} has shape {shape!r}; a shape is a list of "
+                             "integers ([] for a scalar)")
+    bad = [s for s in shape if s < 1]
+    if bad:
+        raise WorkbenchError(f"volume spec: {what} has shape {shape}; dimension(s) {bad} "
+                             "are not positive")
+    return list(shape)
+
+
+def _check_fields(res: str, op: dict) -> None:
+    """Types of the op's fields, before any of them reaches isl text."""
+    kind = op.get("op")
+    for key in _INT_LISTS:
+        if key in op and not (isinstance(op[key], list) and all(_is_int(v) for v in op[key])):
+            raise WorkbenchError(f"op {res!r} ({kind}): {key} must be a list of integers, "
+                                 f"got {op[key]!r}")
+    for key in ("s", "t"):
+        if key in op and not _is_int(op[key]):
+            raise WorkbenchError(f"op {res!r} ({kind}): {key} must be an integer, "
+                                 f"got {op[key]!r}")
+    for key in _NAME_FIELDS:
+        if key in op and op[key] is not None and not isinstance(op[key], str):
+            raise WorkbenchError(f"op {res!r} ({kind}): {key} must be a volume name, "
+                                 f"got {op[key]!r}")
+    if "operands" in op and not (isinstance(op["operands"], list) and op["operands"]
+                                 and all(isinstance(v, str) for v in op["operands"])):
+        raise WorkbenchError(f"op {res!r} ({kind}): operands must be a non-empty list of "
+                             f"volume names, got {op['operands']!r}")
+    if "mode" in op and op["mode"] not in ("constant", "periodic"):
+        raise WorkbenchError(f"op {res!r} ({kind}): mode must be 'constant' or 'periodic', "
+                             f"got {op['mode']!r}")
 
 
 def _operands(op: dict) -> list:

@@ -2,12 +2,29 @@
 partitions (Algorithm 1), MatchSlice (Algorithm 3) and tiling (§5.2,
 Algorithm 2).
 
-The fact applied is "is a compile-time constant": the elements of the
-output whose element map reaches a constant are *constant-dependent*; those
-reaching nothing else are *static*; those reaching no constant are *dense*.
-A dependence on a padding constant is tagged with the padded dimension it
-came through, so constant-dependent, non-static elements split into *edges*
-(through one padded dimension) and *corners* (through two or more).
+The fact applied is "is a compile-time constant". With M the program's
+volume element map (output element → the live-in and constant elements it
+depends on, its footprint) and dom the output's index domain:
+
+- static (the paper's I_St, "constants c only"): elements whose footprint is
+  non-empty and lies wholly in constants — scalars, padding values and
+  shaped constants (weights baked into the kernel, Figure 1): they can be
+  computed at compile time;
+- constant-dependent (I_c, §5.2: the domain of M range-intersected with the
+  scalar constant): elements whose footprint meets a scalar constant (a
+  padding value, or a scalar operand), and the static elements. A shaped
+  constant alone does not make an element constant-dependent: the paper's
+  Figure 1 reads the constant weights everywhere and its I_c is still only
+  the padding border;
+- dense (I_D = dom \\ I_c, §5.3);
+- sparse edges (I_Sp1) and sparse corners (I_Sp2): the non-static elements
+  that depend on a padding value through exactly one padded dimension, or
+  through two or more (a dependence on a padding constant is tagged with
+  the padded dimension it came through, `ops.PAD_TAG`).
+
+dense, static, sparse edges, sparse corners and the rest of I_c (non-static
+elements reading a scalar constant, not through padding — the §5.4
+pitfall) partition dom (`Regions.partition`).
 """
 
 from __future__ import annotations
@@ -57,6 +74,14 @@ class Regions:
                 "static": self.static, "sparse_edges": self.sparse_edges,
                 "sparse_corners": self.sparse_corners}
 
+    def partition(self) -> dict:
+        """Disjoint regions covering the domain: the four named ones and
+        `constant_other`, the constant-dependent elements in none of them."""
+        rest = self.constant_dependent.subtract(self.static).subtract(self.sparse_edges)
+        return {"dense": self.dense, "static": self.static, "sparse_edges": self.sparse_edges,
+                "sparse_corners": self.sparse_corners,
+                "constant_other": rest.subtract(self.sparse_corners).coalesce()}
+
     def counts(self) -> dict:
         return {k: count(v) for k, v in self.sets().items()}
 
@@ -71,8 +96,9 @@ def regions(program: Program, output: str | None = None) -> Regions:
     m = program.element_map(out)
     dom = isl.Set(str(program.domain(out)))
     rng = m.range()
-    consts = [t for t in _tuples(rng) if t in program.constants
-              or any(t.startswith(c + PAD_TAG) for c in program.constants)]
+    scalars = [t for t in _tuples(rng) if program.constants.get(t) == []
+               or any(t.startswith(c + PAD_TAG) for c in program.constants)]
+    consts = [*scalars, *(t for t in _tuples(rng) if program.constants.get(t))]
     empty = dom.subtract(dom)
 
     def reach(names):
@@ -83,9 +109,9 @@ def regions(program: Program, output: str | None = None) -> Regions:
                 for piece in _sets(part):
                     got = got.union(piece)
         return got.coalesce()
-    cdep = reach(set(consts))
     other = reach({t for t in _tuples(rng) if t not in consts})
-    static = cdep.subtract(other).coalesce()
+    static = reach(set(consts)).subtract(other).coalesce()
+    cdep = reach(set(scalars)).union(static).coalesce()
     by_dim: dict = {}
     for t in consts:
         if PAD_TAG in t:
