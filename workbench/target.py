@@ -6,27 +6,28 @@ table (the hardware abstraction of the lower bound, thesis §5.1.1: clock,
 parallelism, resources per level, latencies) and a `sources` table saying
 where every number came from: `sources["<limit>"]` for limits and
 `sources["model.<path>"]` for every leaf of `model`. A file may hold limits,
-a model or both; the loader refuses an undocumented number.
+a model or both; the loader refuses an undocumented number. A target
+calibrated into the data directory (`workbench.paths.data_dir`) is found
+before a shipped one of the same name.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import WorkbenchError
+from .paths import data_dir, shipped_data_dir
 
 DEFAULT_TARGET = "h200"
 _REQUIRED = ("max_threads_per_block", "max_thread_dims", "max_block_dims", "max_grid_y_z",
              "shared_memory_bytes", "vector_widths", "max_unroll", "warp_size")
 
 
-def data_dir() -> Path:
-    """The repository's `data/` folder (WORKBENCH_DATA overrides it)."""
-    env = os.environ.get("WORKBENCH_DATA")
-    return Path(env) if env else Path(__file__).resolve().parents[1] / "data"
+def _target_dirs() -> list[Path]:
+    """Calibrated targets in the data directory first, then the shipped ones."""
+    return list(dict.fromkeys([data_dir() / "targets", shipped_data_dir() / "targets"]))
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ _CACHE: dict[str, Target] = {}
 
 
 def available_targets() -> list[str]:
-    return sorted(p.stem for p in (data_dir() / "targets").glob("*.json"))
+    return sorted({p.stem for d in _target_dirs() for p in d.glob("*.json")})
 
 
 def load_target(name: str | Target = DEFAULT_TARGET) -> Target:
@@ -59,7 +60,8 @@ def load_target(name: str | Target = DEFAULT_TARGET) -> Target:
         return _CACHE[name]
     p = Path(name)
     if p.suffix != ".json":
-        p = data_dir() / "targets" / f"{name}.json"
+        found = [d / f"{name}.json" for d in _target_dirs() if (d / f"{name}.json").exists()]
+        p = found[0] if found else data_dir() / "targets" / f"{name}.json"
     if not p.exists():
         raise WorkbenchError(f"no target {name!r}; available: {', '.join(available_targets())}")
     try:

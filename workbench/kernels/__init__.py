@@ -40,7 +40,19 @@ def register(name: str, build) -> None:
 
 
 # what `--kernel` may name
-BUILDERS = ("basic_block", "random_basic_block", *_LINALG)
+_BY_NAME = {"basic_block": basic_block, "random_basic_block": random_basic_block, **_LINALG}
+BUILDERS = tuple(_BY_NAME)
+
+
+def build_kernel(name: str, sizes: dict):
+    """The kernel of builder `name` (one of BUILDERS) with `sizes` as its
+    arguments, e.g. `build_kernel("matmul", {"m": 256, "n": 256, "k": 32})`."""
+    if name not in _BY_NAME:
+        raise WorkbenchError(f"unknown kernel {name!r}; known: {', '.join(BUILDERS)}")
+    try:
+        return _BY_NAME[name](**sizes)
+    except TypeError as exc:
+        raise WorkbenchError(f"kernel {name}: {exc}") from None
 
 __all__ = [
     "BUILDERS",
@@ -50,6 +62,7 @@ __all__ = [
     "axpy",
     "basic_block",
     "batched_matmul",
+    "build_kernel",
     "from_spec",
     "matmul",
     "random_basic_block",

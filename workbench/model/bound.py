@@ -24,10 +24,10 @@ from __future__ import annotations
 import functools
 import graphlib
 import math
-from dataclasses import dataclass, field
 
 from ..codegen.tree import Implementation
 from . import memory
+from .base import Bound, model_for, register_model
 from .facts import UP_TO, Facts, representatives
 from .hardware import LEVELS, Hardware, hardware
 from .justification import (
@@ -42,44 +42,18 @@ from .justification import (
 ARITH = ("fma", "mul", "add")
 
 
-@dataclass
-class Bound:
-    """A lower bound on the run time of every implementation of a candidate."""
-    value_ns: float  # max(raw_ns, the parent's value): never below an ancestor's
-    raw_ns: float  # what the model gives for this candidate alone
-    justification: Justification
-    target: str
-    levels: dict = field(default_factory=dict)  # B_0, B_1, B_2 in ns
-    reads: frozenset = frozenset()  # variables the model read
-
-    @property
-    def dipped(self) -> bool:
-        """The raw model gave less than an ancestor's bound."""
-        return self.raw_ns < self.value_ns
-
-    def to_dict(self) -> dict:
-        return {"value_ns": self.value_ns, "raw_ns": self.raw_ns, "target": self.target,
-                "levels": self.levels, "justification": self.justification.to_dict()}
-
-    def _repr_html_(self) -> str:
-        return (f"<div><b>lower bound {self.value_ns:,.0f} ns</b> on {self.target}"
-                f"{self.justification._repr_html_()}</div>")
-
-    def __repr__(self) -> str:
-        return f"Bound({self.value_ns:.6g} ns on {self.target})"
-
-
 def bound(cand, target=None, parent: Bound | None = None, override: dict | None = None
           ) -> Bound:
     """Lower bound of `cand` on `target` (a data/targets name; default: the
     kernel's). With `parent`, the value never drops below the parent's.
-    A basic-block candidate gets the chapter-2 schedule bound (in cycles)."""
-    if getattr(cand.kernel, "space", None) == "basic_block":
-        from .schedule import schedule_bound
-        b = schedule_bound(cand)
-        if parent is not None and b.raw_ns < parent.value_ns:
-            b.value_ns = parent.value_ns
-        return b
+    The model is the one registered for the kernel's space (`base.model_for`):
+    a basic-block candidate gets the chapter-2 schedule bound (in cycles)."""
+    return model_for(getattr(cand.kernel, "space", None))(cand, target, parent, override)
+
+
+def gpu_bound(cand, target=None, parent: Bound | None = None, override: dict | None = None
+              ) -> Bound:
+    """The chapter-5 model of the GPU space."""
     f = Facts(cand, override)  # refuses kernels outside the GPU space first
     hw = hardware(target if target is not None else cand.kernel.target.name)
     m = _Model(f, hw)
@@ -397,3 +371,6 @@ class _Model:
 
 def _pow2(x: int) -> bool:
     return x > 0 and x & (x - 1) == 0
+
+
+register_model("gpu", gpu_bound)

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import graphlib
 
+from .base import Bound, register_model
 from .justification import Justification
 
 
 def schedule_bound(cand):
     """Bound (in cycles = ns) of every schedule of a basic-block candidate."""
-    from .bound import Bound
     block = cand.kernel
     insts = block.instructions()
     names = [i.name for i in insts]
@@ -66,5 +66,17 @@ def schedule_bound(cand):
                          [top, slots if top is chain else chain])
     return Bound(float(value), float(value), just, "basic_block (cycles)", {}, frozenset())
 
+
+def _model(cand, target=None, parent: Bound | None = None, override: dict | None = None
+           ) -> Bound:
+    """`schedule_bound` as a registered model: the machine is the idealised
+    one (no target, no override); never below the parent's value."""
+    b = schedule_bound(cand)
+    if parent is not None and b.raw_ns < parent.value_ns:
+        b.value_ns = parent.value_ns
+    return b
+
+
+register_model("basic_block", _model)
 
 __all__ = ["schedule_bound"]

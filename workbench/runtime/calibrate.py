@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import WorkbenchError
 from ..target import data_dir, load_target
+from .cuda import NO_DEVICE, cupy_module, slug
 
 SOURCE = r"""
 extern "C" __global__ void wb_copy(const float4* __restrict__ a, float4* __restrict__ b, long n) {
@@ -205,13 +206,8 @@ def table(meas: dict, device: str, sms: int, clock_ghz: float, base: str = "h200
     return raw
 
 
-def slug(device: str) -> str:
-    return "".join(ch if ch.isalnum() else "_" for ch in device.lower()).strip("_")
-
-
 def calibrate(out_dir: str | Path | None = None) -> Path:
-    from .cuda import NO_DEVICE, _cupy
-    cp = _cupy()
+    cp = cupy_module()
     if cp is None:
         raise WorkbenchError(f"calibrate --backend cuda: {NO_DEVICE}")
     props = cp.cuda.runtime.getDeviceProperties(0)

@@ -19,7 +19,7 @@ from ..codegen import generate
 from ..codegen.compile import CompileError, compile_c, openmp_flag
 from ..errors import WorkbenchError
 from ..model.hardware import hardware, with_cores
-from .evaluator import TOLERANCE, Measurement, Reference, max_error
+from .backend import TOLERANCE, Measurement, Reference, max_error
 
 
 class CpuBackend:

@@ -12,13 +12,15 @@ import numpy as np
 from ..codegen import generate
 from ..codegen.compile import CompileError, compile_cuda
 from ..errors import WorkbenchError
-from .evaluator import TOLERANCE, Measurement, Reference, max_error
+from ..target import available_targets
+from .backend import TOLERANCE, Measurement, Reference, max_error
 
 NO_DEVICE = ("no CUDA device: install CuPy for your CUDA version (pip install cupy-cuda12x) "
              "on a machine with an NVIDIA GPU, or use --backend cpu")
 
 
-def _cupy():
+def cupy_module():
+    """CuPy when it is installed and sees a device, else None."""
     try:
         import cupy
     except ImportError:
@@ -29,11 +31,19 @@ def _cupy():
         return None
 
 
+_cupy = cupy_module  # the name tests and notebooks used before it was public
+
+
+def slug(device: str) -> str:
+    """The target-file name of a device ("NVIDIA H200" -> "nvidia_h200")."""
+    return "".join(ch if ch.isalnum() else "_" for ch in device.lower()).strip("_")
+
+
 class CudaBackend:
     name = "cuda"
 
     def __init__(self):
-        self.cp = _cupy()
+        self.cp = cupy_module()
         self.device, self.driver, self.target = "none", "", "h200"
         if self.cp is not None:
             props = self.cp.cuda.runtime.getDeviceProperties(0)
@@ -155,8 +165,6 @@ class CudaBackend:
 def _target_for(device: str) -> str:
     """The target file the bound should use for this device: a calibrated
     file named after it when one exists, else the datasheet table."""
-    from ..target import available_targets
-    from .calibrate import slug
     if slug(device) in available_targets():
         return slug(device)
     return "h200"

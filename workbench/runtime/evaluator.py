@@ -1,9 +1,9 @@
-"""The evaluator protocol: fixed candidates in, one record each out.
+"""The evaluator: fixed candidates in, one `Record` each out.
 
-A backend turns a batch of fixed candidates of one kernel into
-`Measurement`s; `evaluate` adds what every record carries (kernel, sizes,
-trail, bound and its top-level reason, reference timing and the ratio to it,
-versions, timestamp) and appends them to the store. Every failure is a
+A backend (`backend.Backend`) turns a batch of fixed candidates of one
+kernel into `Measurement`s; `evaluate` adds what every record carries
+(kernel, sizes, trail, bound and its top-level reason, reference timing and
+the ratio to it, versions, timestamp) and appends them to the store. Every failure is a
 status — compile_error, launch_error, wrong_result, timeout, no_device —
 never an exception that ends a notebook or a search.
 """
@@ -11,74 +11,34 @@ never an exception that ends a notebook or a search.
 from __future__ import annotations
 
 import datetime as _dt
-import math
 import platform
-import statistics
-from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 from ..errors import WorkbenchError
-from .records import RecordStore
+from ..model import bound
+from .backend import (
+    TOLERANCE,
+    Backend,
+    Measurement,
+    Reference,
+    backends,
+    get_backend,
+    max_error,
+    register_backend,
+)
+from .records import Record, RecordStore
 
 MIN_SAMPLES = 10
 
 
-@dataclass
-class Measurement:
-    status: str
-    times_ns: list = field(default_factory=list)
-    message: str = ""
-    verified: bool | None = None
-    extra: dict = field(default_factory=dict)  # registers, shared memory, spills, ...
-
-    @property
-    def median_ns(self) -> float | None:
-        return float(statistics.median(self.times_ns)) if self.times_ns else None
-
-
-@dataclass
-class Reference:
-    name: str  # e.g. "numpy.matmul", "cupy.matmul (cuBLAS)"
-    times_ns: list
-
-    @property
-    def median_ns(self) -> float | None:
-        return float(statistics.median(self.times_ns)) if self.times_ns else None
-
-
-def max_error(got: dict, want: dict) -> float:
-    """Largest normwise relative error over the outputs (NaN: never written)."""
-    worst = 0.0
-    for name, w in want.items():
-        g = np.asarray(got[name], dtype=np.float64)
-        w = np.asarray(w, dtype=np.float64)
-        err = float(np.max(np.abs(g - w))) / max(float(np.max(np.abs(w))), 1e-30)
-        if math.isnan(err):  # an output never written
-            return math.inf
-        worst = max(worst, err)
-    return worst
-
-
-TOLERANCE = 1e-4  # float32 sums: normwise relative error
-
-
-def get_backend(name: str, **options):
-    if name == "cpu":
-        from .cpu import CpuBackend
-        return CpuBackend(**options)
-    if name == "cuda":
-        from .cuda import CudaBackend
-        return CudaBackend()
-    raise WorkbenchError(f"unknown backend {name!r}; backends: cpu, cuda")
-
-
 def evaluate(cands, backend="cpu", store: RecordStore | str | None = "default",
-             samples: int = MIN_SAMPLES, timeout_s: float = 10.0, seed: int = 0) -> list[dict]:
-    """Evaluate fixed candidates of one kernel; returns the records (dicts),
-    appended to `store` unless it is None."""
-    from ..model import bound
+             samples: int = MIN_SAMPLES, timeout_s: float = 10.0, seed: int = 0
+             ) -> list[Record]:
+    """Evaluate fixed candidates of one kernel on `backend` (a registered
+    name or a Backend); returns the records, appended to `store` unless it
+    is None."""
     cands = list(cands)
     if not cands:
         return []
@@ -93,43 +53,40 @@ def evaluate(cands, backend="cpu", store: RecordStore | str | None = "default",
     now = _dt.datetime.now(_dt.UTC).isoformat()  # one time for the batch
     records = []
     for cand, m in zip(cands, results):
-        rec = _record(kernel, be, reference, now, **{
-            "trail": [d.to_dict() for d in cand.trail], "digest": cand.digest(),
-            "status": m.status, "message": m.message[-2000:], "verified": m.verified,
-            "times_ns": [float(t) for t in m.times_ns], "median_ns": m.median_ns,
-            "ratio_to_reference": (m.median_ns / reference.median_ns
-                                   if m.median_ns and reference and reference.median_ns
-                                   else None),
-            **{f"x_{k}": v for k, v in m.extra.items()}})
         try:
             b = bound(cand, getattr(be, "bound_target", be.target))
-            rec["bound_ns"] = b.value_ns
-            rec["bound_reason"] = b.justification.text
+            bound_ns, bound_reason = b.value_ns, b.justification.text
         except WorkbenchError as exc:
-            rec["bound_ns"], rec["bound_reason"] = None, f"no bound: {exc}"
-        records.append(rec)
+            bound_ns, bound_reason = None, f"no bound: {exc}"
+        records.append(_record(
+            kernel, be, reference, now, trail=[d.to_dict() for d in cand.trail],
+            digest=cand.digest(), status=m.status, message=m.message[-2000:],
+            verified=m.verified, times_ns=[float(t) for t in m.times_ns],
+            median_ns=m.median_ns,
+            ratio_to_reference=(m.median_ns / reference.median_ns
+                                if m.median_ns and reference and reference.median_ns else None),
+            bound_ns=bound_ns, bound_reason=bound_reason, extra=dict(m.extra)))
     if store is not None:
         RecordStore.open(store).append(records)
     return records
 
 
-def _record(kernel, be, reference, timestamp: str, **fields) -> dict:
+def _record(kernel, be, reference, timestamp: str, **fields) -> Record:
     """What every record carries (kernel, sizes, backend, reference timing,
     versions, timestamp), with the measurement's own `fields`."""
-    return {
-        "timestamp": timestamp, "kernel": kernel.name,
-        "sizes": kernel.spec(), "backend": be.name, "target": be.target, "device": be.device,
-        "driver": be.driver,
-        "reference": reference.name if reference else None,
-        "reference_times_ns": [float(t) for t in reference.times_ns] if reference else [],
-        "reference_median_ns": reference.median_ns if reference else None,
-        "versions": {"workbench": __version__, "numpy": np.__version__,
-                     "python": platform.python_version(), **be.versions()},
-        **fields}
+    return Record(
+        timestamp=timestamp, kernel=kernel.name, sizes=kernel.spec(), backend=be.name,
+        target=be.target, device=be.device, driver=be.driver,
+        reference=reference.name if reference else None,
+        reference_times_ns=[float(t) for t in reference.times_ns] if reference else [],
+        reference_median_ns=reference.median_ns if reference else None,
+        versions={"workbench": __version__, "numpy": np.__version__,
+                  "python": platform.python_version(), **be.versions()},
+        **fields)
 
 
 def measure_reference(kernel, backend="cpu", store: RecordStore | str | None = "default",
-                      samples: int = MIN_SAMPLES, seed: int = 0) -> dict:
+                      samples: int = MIN_SAMPLES, seed: int = 0) -> Record:
     """Time the reference library (numpy on the CPU, cuBLAS / CuPy on the GPU)
     alone for `kernel`'s sizes; one record of status "reference" (no trail),
     appended to `store` like any measurement."""
@@ -144,7 +101,7 @@ def measure_reference(kernel, backend="cpu", store: RecordStore | str | None = "
     return rec
 
 
-def summary(rec: dict) -> dict:
+def summary(rec: Record) -> dict:
     """The DESIGN contract's `run` output."""
     return {"status": rec["status"], "target": rec["target"], "median_ns": rec["median_ns"],
             "times_ns": rec["times_ns"], "message": rec["message"],
@@ -153,5 +110,6 @@ def summary(rec: dict) -> dict:
             "ratio_to_reference": rec["ratio_to_reference"]}
 
 
-__all__ = ["Measurement", "Reference", "evaluate", "get_backend", "max_error",
-           "measure_reference", "summary"]
+__all__ = ["MIN_SAMPLES", "TOLERANCE", "Backend", "Measurement", "Reference", "backends",
+           "evaluate", "get_backend", "max_error", "measure_reference", "register_backend",
+           "summary"]

@@ -71,7 +71,7 @@ class Search:
         self.evaluations = 0
         self.nodes = 1
         self.best_ns = math.inf
-        self.best_record: dict | None = None
+        self.best_record = None  # a Record (or a stored row after a resume)
         self.stopped: str | None = None
         self.elapsed_s = 0.0
         self._stop = threading.Event()
@@ -171,18 +171,20 @@ class Search:
             rec = evaluate([cand], self.backend, store=None, samples=self.samples,
                            timeout_s=self.timeout_s)[0]
         leaf = path[-1]
-        rec["search"] = {"id": self.search_id, "n": self.evaluations,
-                         "policy": self.policy.name, "order": self.order.label,
-                         "path": [[c, list(o), v] for c, o, v in leaf.decisions()],
-                         "start_trail": [d.to_dict() for d in self.start.trail],
-                         "start_digest": self.start.digest(), "worker": out.get("worker"),
-                         "rollout_s": out.get("rollout_s"), "eval_s": out.get("eval_s"),
-                         "elapsed_s": self.elapsed_s + time.perf_counter() - self._t0}
+        rec = rec.with_search({  # the search's fields: see Record
+            "id": self.search_id, "n": self.evaluations, "policy": self.policy.name,
+            "order": self.order.label,
+            "path": [[c, list(o), v] for c, o, v in leaf.decisions()],
+            "start_trail": [d.to_dict() for d in self.start.trail],
+            "start_digest": self.start.digest(), "worker": out.get("worker"),
+            "rollout_s": out.get("rollout_s"), "eval_s": out.get("eval_s"),
+            "elapsed_s": self.elapsed_s + time.perf_counter() - self._t0})
         if self.store is not None:
             self.store.append([rec])
         self._account(path, rec)
 
-    def _account(self, path: list, rec: dict) -> None:
+    def _account(self, path: list, rec) -> None:
+        """`rec`: a Record, or a stored row (a dict) when resuming."""
         leaf = path[-1]
         if leaf.cand.is_fixed:
             leaf.evaluated = True

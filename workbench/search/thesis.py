@@ -19,7 +19,7 @@ import math
 import time
 
 from ..candidate import Candidate
-from ..cli import build_kernel
+from ..kernels import build_kernel
 from .estimate import Estimate, chen, knuth, mean_depth, nodes_at, space_size
 
 # label → (builder, sizes)

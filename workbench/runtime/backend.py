@@ -1,0 +1,109 @@
+"""What an evaluator backend is, and the registry that names them.
+
+A backend turns a batch of fixed candidates of one kernel into
+`Measurement`s and times the reference library once (`Reference`). This
+module holds the protocol and the result types; the backends import them
+from here (never from `evaluator`), and `runtime/__init__` registers the
+built-in ones, so no module of the runtime imports one that imports it back.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from ..errors import WorkbenchError
+
+TOLERANCE = 1e-4  # float32 sums: normwise relative error
+
+
+@dataclass
+class Measurement:
+    status: str
+    times_ns: list = field(default_factory=list)
+    message: str = ""
+    verified: bool | None = None
+    extra: dict = field(default_factory=dict)  # registers, shared memory, spills, ...
+
+    @property
+    def median_ns(self) -> float | None:
+        return float(statistics.median(self.times_ns)) if self.times_ns else None
+
+
+@dataclass
+class Reference:
+    name: str  # e.g. "numpy.matmul", "cupy.matmul (cuBLAS)"
+    times_ns: list
+
+    @property
+    def median_ns(self) -> float | None:
+        return float(statistics.median(self.times_ns)) if self.times_ns else None
+
+
+def max_error(got: dict, want: dict) -> float:
+    """Largest normwise relative error over the outputs (NaN: never written)."""
+    worst = 0.0
+    for name, w in want.items():
+        g = np.asarray(got[name], dtype=np.float64)
+        w = np.asarray(w, dtype=np.float64)
+        err = float(np.max(np.abs(g - w))) / max(float(np.max(np.abs(w))), 1e-30)
+        if math.isnan(err):  # an output never written
+            return math.inf
+        worst = max(worst, err)
+    return worst
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """An executor of fixed candidates. `target` names the hardware table the
+    bound uses for it (a backend may also carry `bound_target`, a Hardware
+    adjusted to it, e.g. the CPU with its threads); `device`, `driver` and
+    `versions()` go into every record."""
+    name: str
+    target: str
+    device: str
+    driver: str
+
+    def versions(self) -> dict: ...
+
+    def run(self, kernel, cands: Sequence, samples: int, timeout_s: float, seed: int
+            ) -> tuple[list[Measurement], Reference | None]:
+        """One Measurement per candidate (a failure is a status, never an
+        exception) and the reference timing (None: no device)."""
+        ...
+
+
+_FACTORIES: dict[str, Callable[..., Backend]] = {}
+
+
+def register_backend(name: str, factory: Callable[..., Backend]) -> None:
+    """Make `get_backend(name, **options)` build `factory(**options)`."""
+    _FACTORIES[name] = factory
+
+
+def backends() -> tuple[str, ...]:
+    """The registered backend names."""
+    return tuple(_FACTORIES)
+
+
+def get_backend(name: str, **options) -> Backend:
+    """A new backend of the registered `name`, built with `options` (e.g.
+    `get_backend("cpu", threads=4)`)."""
+    try:
+        factory = _FACTORIES[name]
+    except KeyError:
+        raise WorkbenchError(f"unknown backend {name!r}; backends: {', '.join(_FACTORIES)}"
+                             ) from None
+    try:
+        return factory(**options)
+    except TypeError as exc:  # an option the backend does not take
+        raise WorkbenchError(f"backend {name!r}: {exc}") from None
+
+
+__all__ = ["TOLERANCE", "Backend", "Measurement", "Reference", "backends", "get_backend",
+           "max_error", "register_backend"]
