@@ -91,7 +91,8 @@ def _w_button(v):
 
 
 def test_domain_grids_follow_an_order_decision(kernel):
-    from widgets.domains import ORDER_VALUES, kinds_grid, order_grid
+    from widgets.domains import kinds_grid, order_grid
+    from widgets.explorer import Tab
     e = CandidateExplorer(kernel, store=None, backend="cpu", lookahead="off")
     cand = e.session.cand
     ch = next(c for c in cand.choices() if c.name == "order" and "BEFORE" in c.values
@@ -100,9 +101,10 @@ def test_domain_grids_follow_an_order_decision(kernel):
     e.force("order", (a, b), "BEFORE")
     g = order_grid(e.session.cand)
     i, j = g["names"].index(a), g["names"].index(b)
-    assert g["z"][i][j] == ORDER_VALUES.index("BEFORE") and g["text"][i][j] == "B"
-    assert g["z"][j][i] == ORDER_VALUES.index("AFTER") and g["text"][j][i] == "A"
-    e.tabs.selected_index = 2  # the grids are drawn while the Domains tab is on show
+    assert g["values"] == list(e.session.cand.problem.space.choices["order"].values)
+    assert g["z"][i][j] == g["values"].index("BEFORE") and g["text"][i][j] == "B"
+    assert g["z"][j][i] == g["values"].index("AFTER") and g["text"][j][i] == "A"
+    e.tabs.selected_index = Tab.DOMAINS  # the grids are drawn while the tab is on show
     fig = e.order_fig.data[0]  # the figure on the page shows the same matrix
     assert list(fig.x) == g["names"] and fig.z[i][j] == 0
     k = kinds_grid(e.session.cand)
@@ -135,10 +137,27 @@ def test_check_and_reference_land_in_the_store_and_the_timings(kernel, tmp_path)
 
 
 def test_fusion_tab_shows_the_graph_why_and_footprints(kernel):
+    from widgets.explorer import Tab
     e = CandidateExplorer(kernel, store=None, backend="cpu", lookahead="off")
-    e.tabs.selected_index = 7
+    e.tabs.selected_index = Tab.FUSION
     fig, info = e.fusion_box.children
     assert "cannot fuse" in info.value and "violates" in info.value
     assert "ld_a-&gt;mad" in info.value or "ld_a->mad" in info.value
     names = set(fig.data[-1].hovertext)
     assert any(n.startswith("mad.k") for n in names)
+
+
+def test_explore_takes_a_kernel_or_a_candidate_and_the_fusion_tab_reads_the_engine(kernel):
+    from widgets import explore
+    from widgets.explorer import Tab
+    from widgets.fusion_view import fusion_html
+    from workbench.poly import fusion_report
+    root = wb.Candidate.root(kernel)
+    for what in (kernel, root):
+        e = explore(what, store=None, backend="cpu", lookahead="off")
+        assert isinstance(e, CandidateExplorer) and e.session.cand.digest() == root.digest()
+    rep = fusion_report(root)  # what the Fusion tab renders, from plain Python
+    assert rep.graph.edges and rep.colouring.levels and rep.footprints
+    e.tabs.selected_index = Tab.FUSION
+    assert e.fusion_box.children[1].value == fusion_html(rep)
+    assert [e.tabs.get_title(t) for t in Tab] == [t.name.capitalize() for t in Tab]

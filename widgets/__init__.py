@@ -1,14 +1,16 @@
 """Views over workbench objects (ipywidgets / plotly). Views only: every
 number shown here comes from `workbench`, reachable from plain Python too.
 
-The candidate explorer arrives with its own issue; this module holds the
-first view the teaching notebook uses: the domain table of a candidate.
+`explore(kernel_or_candidate, **options)` is the candidate explorer
+(`widgets.explorer`); `show_domains` the domain table of a candidate.
 """
 
 from __future__ import annotations
 
 from .domains import domain_table_html, show_domains
+from .explorer import CandidateExplorer, Tab, explore
 from .search_view import SearchProgress, run_live
 from .volume_view import region_heatmap
 
-__all__ = ["SearchProgress", "domain_table_html", "region_heatmap", "run_live", "show_domains"]
+__all__ = ["CandidateExplorer", "SearchProgress", "Tab", "domain_table_html", "explore",
+           "region_heatmap", "run_live", "show_domains"]

@@ -6,8 +6,12 @@ widgets costs the page far more than changing their text."""
 from __future__ import annotations
 
 import html
+import threading
+import time
 
+from workbench.errors import WorkbenchError
 from workbench.model.justification import fmt_time
+from workbench.model.lookahead import Stopped
 
 
 def _w():
@@ -91,4 +95,114 @@ def label_buttons(buttons: dict, opts) -> None:
             _set(b, _look(o.value, o))
 
 
-__all__ = ["ValueRow", "label_buttons"]
+
+class ChoicesPanel:
+    """The left column: a filter, "most discriminating first", and a
+    `ValueRow` per listed open choice (at most `max_choices`), whose buttons
+    the look-ahead labels with their child's bound: "background" after the
+    click has updated every other panel (a click stays fast on big kernels),
+    "sync" before returning, "off" never."""
+
+    def __init__(self, ex, max_choices: int, lookahead: str, on_change):
+        """`ex`: the explorer (its session, and `force` for a click);
+        `on_change()`: the filter or the ranking changed."""
+        if lookahead not in ("background", "sync", "off"):
+            raise WorkbenchError(f"lookahead must be background, sync or off, not {lookahead!r}")
+        w = _w()
+        self._ex = ex
+        self.max_choices = max_choices
+        self.lookahead = lookahead
+        self.gen = 0  # bumped by every refresh and click: a stale look-ahead stops
+        self._worker: threading.Thread | None = None
+        self.last_lookahead_ms = 0.0
+        self.filter = w.Text(placeholder="filter: choice or object",
+                             layout=w.Layout(width="260px"))
+        self.filter.observe(lambda _: on_change(), names="value")
+        self.hint = w.Checkbox(description="most discriminating first", value=False)
+        self.hint.observe(lambda _: on_change(), names="value")
+        self.box = w.VBox()
+        self.box.add_class("wb-choices")  # for the browser test
+        self._rows: list = []
+        self._more = w.HTML()
+        self.widget = w.VBox([w.HBox([self.filter, self.hint]), self.box],
+                             layout=w.Layout(width="46%"))
+
+    def listed(self, chs: list) -> list:
+        """The open choices `chs` on show: filtered, ranked when asked, cut."""
+        session = self._ex.session
+        f = self.filter.value.strip().lower()
+        if f:
+            chs = [c for c in chs if f in c.name.lower() or any(f in o.lower() for o in c.objects)]
+        if self.hint.value and chs:
+            from workbench.model.lookahead import rank_choices
+            try:
+                rank = {(r.choice, r.objects): k for k, r in
+                        enumerate(rank_choices(session.cand, session.target,
+                                               parent=session.bound()))}
+            except WorkbenchError:
+                rank = {}
+            chs.sort(key=lambda c: rank.get((c.name, c.objects), len(rank)))
+        return chs[:self.max_choices]
+
+    def refresh(self, cand) -> tuple:
+        """Rows for the listed choices of `cand`, labelled from the
+        look-ahead cache; (generation, candidate, (choice, buttons) still to
+        label) for `start_lookahead`. Rows and buttons are kept and
+        re-labelled, never rebuilt: creating widgets costs the browser far
+        more than changing their text."""
+        self.gen += 1
+        open_choices = cand.choices()
+        listed = self.listed(open_choices)
+        while len(self._rows) < len(listed):
+            self._rows.append(ValueRow(self._ex.force))
+        pending = []
+        for row, ch in zip(self._rows, listed):
+            opts = self._ex.session.cached_options(ch.name, ch.objects, cand)
+            row.show(ch, opts)
+            if opts is None:
+                pending.append((ch, row.buttons_for(ch)))
+        for row in self._rows[len(listed):]:
+            row.hide()
+        more = len(open_choices) - len(listed)
+        self._more.value = f"<i>{more} more open choices (filter to see them)</i>" \
+            if more > 0 else ""
+        children = (*[r.box for r in self._rows], self._more)
+        if self.box.children != children:
+            self.box.children = children
+        return self.gen, cand, pending
+
+    def start_lookahead(self, gen: int, cand, pending: list) -> None:
+        if not pending or self.lookahead == "off":
+            return
+        if self.lookahead == "sync":
+            self.fill(gen, cand, pending)
+        else:
+            self._worker = threading.Thread(target=self.fill, args=(gen, cand, pending),
+                                            daemon=True, name="explorer-lookahead")
+            self._worker.start()
+
+    def fill(self, gen: int, cand, pending: list) -> None:
+        """Each listed value's child bound; stops as soon as a newer refresh
+        (another click) has made this candidate stale."""
+        t0 = time.perf_counter()
+        session = self._ex.session
+        for ch, buttons in pending:
+            if gen != self.gen:
+                return
+            try:
+                label_buttons(buttons, session.options(ch.name, ch.objects, cand,
+                                                       stop=lambda: gen != self.gen))
+            except Stopped:
+                return
+            except WorkbenchError as exc:
+                for b in buttons.values():
+                    b.tooltip = f"no look-ahead: {exc}"
+        self.last_lookahead_ms = (time.perf_counter() - t0) * 1e3
+
+    def wait_lookahead(self, timeout: float | None = None) -> None:
+        """Block until the background look-ahead of the last refresh is done."""
+        if self._worker is not None:
+            self._worker.join(timeout)
+
+
+__all__ = ["ChoicesPanel", "ValueRow", "label_buttons"]

@@ -33,19 +33,23 @@ def show_domains(cand, include_fixed: bool = True):
     return ipywidgets.HTML(domain_table_html(cand, include_fixed))
 
 
-ORDER_VALUES = ("BEFORE", "AFTER", "IN", "OUT", "MERGED")
-KINDS = ("LOOP", "BLOCK", "THREAD", "UNROLL", "VECTOR")
-_ABBREV = {"BEFORE": "B", "AFTER": "A", "IN": "I", "OUT": "O", "MERGED": "M"}
+def _enum(cand, choice: str):
+    """The space's declaration of an enum choice (values, mirror)."""
+    return cand.problem.space.choices[choice]
 
 
 def order_grid(cand) -> dict:
     """The `order` choice as a statements × statements matrix (instructions
-    and dimensions): z is the index of the value in ORDER_VALUES where it is
-    fixed, -1 where several remain, None on the diagonal and between
-    unrelated objects; text lists the remaining values (B A I O M). The
-    matrix is filled both ways — order(b, a) is the mirror of order(a, b)."""
-    mirror = {"BEFORE": "AFTER", "AFTER": "BEFORE", "IN": "OUT", "OUT": "IN",
-              "MERGED": "MERGED"}
+    and dimensions): z is the index of the value in `values` (the choice's
+    values, as the space declares them) where it is fixed, -1 where several
+    remain, None on the diagonal and between unrelated objects; text lists
+    the remaining values by their initials. The matrix is filled both ways:
+    order(b, a) is order(a, b) through the mirror the space declares
+    (`antisymmetric:`)."""
+    info = _enum(cand, "order")
+    values = info.values
+    inverse = info.inverse or tuple(range(len(values)))
+    mirror = {v: values[inverse[k]] for k, v in enumerate(values)}
     cells = {}
     names: list = []
     for ch in cand.choices(include_fixed=True):
@@ -69,36 +73,47 @@ def order_grid(cand) -> dict:
                 zr.append(None)
                 tr.append("")
             else:
-                zr.append(ORDER_VALUES.index(vals[0]) if len(vals) == 1 else -1)
-                tr.append("".join(_ABBREV[v] for v in ORDER_VALUES if v in vals))
+                zr.append(values.index(vals[0]) if len(vals) == 1 else -1)
+                tr.append("".join(v[0] for v in values if v in vals))
         z.append(zr)
         text.append(tr)
-    return {"names": names, "z": z, "text": text}
+    return {"names": names, "z": z, "text": text, "values": list(values)}
 
 
 def kinds_grid(cand) -> dict:
     """dims × kinds: 2 where the kind is decided, 1 where still possible,
     0 where pruned."""
+    kinds = _enum(cand, "dim_kind").values
     dims, z = [], []
     for ch in cand.choices(include_fixed=True):
         if ch.name != "dim_kind":
             continue
         dims.append(ch.objects[0])
-        z.append([(2 if len(ch.values) == 1 else 1) if k in ch.values else 0 for k in KINDS])
-    return {"dims": dims, "kinds": list(KINDS), "z": z}
+        z.append([(2 if len(ch.values) == 1 else 1) if k in ch.values else 0 for k in kinds])
+    return {"dims": dims, "kinds": list(kinds), "z": z}
 
 
-def grid_figures():
+def order_legend(cand) -> str:
+    """'B before, A after, …': the initials the order grid writes."""
+    return ", ".join(f"{v[0]} {v.lower()}" for v in _enum(cand, "order").values)
+
+
+_PALETTE = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#b279a2", "#9d755d", "#eeca3b"]
+
+
+def grid_figures(n_order: int = 5):
     """Two empty plotly FigureWidgets for `update_grids` (built once; a click
-    only replaces their data, which is cheaper than new figures)."""
+    only replaces their data, which is cheaper than new figures); `n_order`:
+    how many values the `order` choice has."""
     import plotly.graph_objects as go
-    colors = ["#bbbbbb", "#4c78a8", "#f58518", "#54a24b", "#e45756", "#b279a2"]
+    colors = ["#bbbbbb", *(_PALETTE[k % len(_PALETTE)] for k in range(n_order))]
     # -1 (open) grey, then one colour per fixed value
-    scale = [[edge / 6, c] for k, c in enumerate(colors) for edge in (k, k + 1)]
+    n = len(colors)
+    scale = [[edge / n, c] for k, c in enumerate(colors) for edge in (k, k + 1)]
     order = go.FigureWidget(layout={"height": 420, "title": "order (row vs column)",
                                     "margin": {"l": 60, "r": 10, "t": 40, "b": 60},
                                     "yaxis": {"autorange": "reversed"}})
-    order.add_heatmap(z=[[None]], zmin=-1.5, zmax=4.5, colorscale=scale, showscale=False,
+    order.add_heatmap(z=[[None]], zmin=-1.5, zmax=n_order - 0.5, colorscale=scale, showscale=False,
                       texttemplate="%{text}", hovertemplate="%{y} vs %{x}: %{text}<extra></extra>")
     kinds = go.FigureWidget(layout={"height": 420, "title": "dimension kinds",
                                     "margin": {"l": 60, "r": 10, "t": 40, "b": 40},
@@ -116,3 +131,38 @@ def update_grids(order_fig, kinds_fig, cand) -> None:
                                  x=og["names"], y=og["names"])
     with kinds_fig.batch_update():
         kinds_fig.data[0].update(z=kg["z"] or [[0]], x=kg["kinds"], y=kg["dims"])
+
+
+class DomainsPanel:
+    """The Domains tab: per generic choice how many instances are open and
+    how many values are left, what the last decision pruned, and the order
+    and kind grids (drawn only while the tab is on show)."""
+
+    def __init__(self, ex):
+        import ipywidgets as w
+        self._ex = ex  # the explorer: its session's current candidate is shown
+        self.html = w.HTML()
+        self.order_fig, self.kinds_fig = grid_figures(
+            len(_enum(ex.session.cand, "order").values))
+        self.widget = w.VBox([self.html, w.HBox([self.order_fig, self.kinds_fig])])
+
+    def refresh(self) -> None:
+        cand = self._ex.session.cand
+        per: dict = {}
+        for ch in cand.choices(include_fixed=True):
+            n_open, n_all, vals = per.get(ch.name, (0, 0, 0))
+            per[ch.name] = (n_open + (len(ch.values) > 1), n_all + 1, vals + len(ch.values))
+        rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{o}</td><td>{a}</td><td>{v}</td></tr>"
+                       for k, (o, a, v) in sorted(per.items()))
+        pruned = "".join(f"<li>{html.escape(str(p))}</li>" for p in cand.pruned()[:40])
+        self.html.value = (
+            "<table><tr><th>choice</th><th>open</th><th>instances</th><th>values left</th></tr>"
+            f"{rows}</table><p><b>last decision pruned</b></p><ul>{pruned or '<li>—</li>'}</ul>"
+            f"<p style='font-size:85%'>order grid (row against column): "
+            f"{html.escape(order_legend(cand))}; grey cells are still open. Kinds: dark "
+            "decided, light possible, white pruned.</p>")
+
+    def show(self) -> None:
+        """Redraw the grids (redrawing hidden figures costs the page)."""
+        update_grids(self.order_fig, self.kinds_fig, self._ex.session.cand)
+

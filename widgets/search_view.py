@@ -64,4 +64,45 @@ def run_live(search, title: str | None = None):
     return view, search.run_in_background()
 
 
-__all__ = ["SearchProgress", "run_live"]
+
+class SearchPanel:
+    """The explorer's Search tab: a budget, Search (from the current
+    candidate, in the background, its progress shown live) and Adopt (the
+    best candidate found becomes a new branch)."""
+
+    def __init__(self, ex):
+        import ipywidgets as w
+        self._ex = ex
+        self.search = None
+        self.budget = w.BoundedIntText(value=20, min=1, max=10000, description="budget")
+        self.search_b = w.Button(description="Search", icon="search")
+        self.adopt_b = w.Button(description="Adopt best as branch", disabled=True)
+        self.search_b.on_click(lambda _: self.start())
+        self.adopt_b.on_click(lambda _: self.adopt())
+        self.widget = self.box = w.VBox([w.HBox([self.budget, self.search_b, self.adopt_b])])
+
+    def refresh(self) -> None:
+        pass
+
+    def show(self) -> None:
+        pass
+
+    def start(self):
+        from workbench.search import Search
+        session = self._ex.session
+        self.search = Search(session.cand, self._ex.backend, budget=self.budget.value,
+                             workers=0, store=session.store)
+        view = SearchProgress(self.search.budget, "search").attach(self.search)
+        self.search.callbacks.append(lambda ev: setattr(self.adopt_b, "disabled", False))
+        self.box.children = [self.box.children[0], view.widget()]
+        return self.search.run_in_background()
+
+    def adopt(self) -> None:
+        if self.search is None or self.search.best_candidate() is None:
+            return
+        session = self._ex.session
+        self._ex.do(session.new_branch, f"search {len(session.branches)}",
+                    self.search.best_candidate())
+
+
+__all__ = ["SearchPanel", "SearchProgress", "run_live"]

@@ -58,4 +58,25 @@ def timing_figures(df, widget: bool = True) -> list:
     return [scatter, cdf, best_fig]
 
 
-__all__ = ["timing_figures"]
+
+class TimingsPanel:
+    """The explorer's Timings tab: `timing_figures` of the session's records,
+    drawn when the tab is shown."""
+
+    def __init__(self, ex):
+        import ipywidgets as w
+        self._ex = ex
+        self.widget = self.box = w.VBox()
+
+    def refresh(self) -> None:
+        pass
+
+    def show(self) -> list:
+        import ipywidgets as w
+        figs = timing_figures(self._ex.session.records())
+        self.box.children = figs or [w.HTML(
+            "<i>no measurement of this kernel yet: fix a candidate and Run, or Search</i>")]
+        return self.box.children
+
+
+__all__ = ["TimingsPanel", "timing_figures"]

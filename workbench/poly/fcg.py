@@ -23,12 +23,13 @@ Dependences satisfied by a level are dropped before the next one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import islpy as isl
 import numpy as np
 
 from ..errors import WorkbenchError
-from .deps import PolyProgram
+from .deps import PolyProgram, from_kernel
 
 _T = isl.dim_type
 
@@ -322,4 +323,19 @@ def _unsatisfied(deps, chosen, groups) -> list:
     return out
 
 
-__all__ = ["FCG", "Colouring", "build_fcg", "colour", "fusable", "sccs"]
+@lru_cache(maxsize=32)
+def kernel_fcg(kernel) -> tuple[PolyProgram, FCG]:
+    """The kernel's polyhedral program and its fusion conflict graph, built
+    once per kernel (the FCG propagator and the explorer share it)."""
+    prog = from_kernel(kernel)
+    return prog, build_fcg(prog)
+
+
+@lru_cache(maxsize=32)
+def kernel_colouring(kernel) -> Colouring:
+    """`colour` of the kernel's program, once per kernel."""
+    return colour(kernel_fcg(kernel)[0])
+
+
+__all__ = ["FCG", "Colouring", "build_fcg", "colour", "fusable", "kernel_colouring",
+           "kernel_fcg", "sccs"]

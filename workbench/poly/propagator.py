@@ -10,22 +10,13 @@ removal shows in `pruned()` with the dependence that forbids it."""
 
 from __future__ import annotations
 
-from functools import lru_cache
-
-from .deps import from_kernel
-from .fcg import build_fcg
-
-
-@lru_cache(maxsize=32)
-def _graph(kernel):
-    prog = from_kernel(kernel)
-    return prog, build_fcg(prog)
+from .fcg import kernel_fcg
 
 
 def fcg_prune(kernel) -> list:
     """[("order", (a, b), ("MERGED",), reason)] for every pair of dimensions
     the fusion conflict graph proves unfusable."""
-    prog, g = _graph(kernel)
+    prog, g = kernel_fcg(kernel)
     insts = [i for i in kernel.instructions() if i.name in prog.statements]
     owners = {}
     for inst in insts:

@@ -1,0 +1,124 @@
+"""The Code tab of the explorer: the CUDA of a fixed candidate, and Run
+(measure it, every sample into the record store), Check (one run compared
+with numpy) and Reference (cuBLAS / numpy alone for the same sizes)."""
+
+from __future__ import annotations
+
+import html
+
+from workbench.model.justification import fmt_time
+
+
+class CodePanel:
+    def __init__(self, ex):
+        import ipywidgets as w
+        self._ex = ex  # the explorer: its session, backend, and refresh after a run
+        self.code_html = w.HTML()
+        self.run_b = w.Button(description="Run", icon="play",
+                              tooltip="measure on the GPU if there is one, else the CPU")
+        self.check_b = w.Button(description="Check", icon="check",
+                                tooltip="run once and compare the result with numpy")
+        self.ref_b = w.Button(description="Reference", icon="book",
+                              tooltip="time cuBLAS (GPU) or numpy (CPU) for the same sizes")
+        self.run_b.on_click(lambda _: self.run_current())
+        self.check_b.on_click(lambda _: self.check_current())
+        self.ref_b.on_click(lambda _: self.run_reference())
+        self.run_out = w.HTML()
+        self.widget = w.VBox([w.HBox([self.run_b, self.check_b, self.ref_b]), self.run_out,
+                              self.code_html])
+
+    @property
+    def session(self):
+        return self._ex.session
+
+    @property
+    def backend(self) -> str:
+        return self._ex.backend
+
+    def refresh(self) -> None:
+        cand = self.session.cand
+        self.run_b.disabled = self.check_b.disabled = not cand.is_fixed
+        if not cand.is_fixed:
+            self.code_html.value = "<i>the CUDA appears once every choice is fixed</i>"
+            return
+        from workbench.codegen import generate
+        g = generate(cand)
+        self.code_html.value = (f"<div style='font-size:11px;max-height:420px;overflow:auto'>"
+                                f"{highlight_cuda(g.cuda)}</div><p>launch {g.launch}</p>")
+
+    def show(self) -> None:
+        pass
+
+    def _evaluate(self, samples: int) -> dict | None:
+        from workbench.runtime import evaluate
+        cand = self.session.cand
+        if not cand.is_fixed:
+            self.run_out.value = "fix every choice first"
+            return None
+        return evaluate([cand], self.backend, store=self.session.store, samples=samples)[0]
+
+    def run_current(self) -> dict | None:
+        """Run: measure the fixed candidate (every sample into the store)."""
+        from workbench.runtime import summary
+        rec = self._evaluate(samples=20)
+        if rec is None:
+            return None
+        s = summary(rec)
+        ref = (f", {html.escape(s['reference'])} {fmt_time(s['reference_median_ns'])}"
+               if s.get("reference_median_ns") else "")
+        self.run_out.value = (f"<b>{s['status']}</b> on {self.backend}: median "
+                              f"{fmt_time(s['median_ns']) if s['median_ns'] else '—'} "
+                              f"(bound {fmt_time(s['bound_ns'])}{ref}) "
+                              f"{html.escape(s['message'][:200])}")
+        self._ex.refresh()
+        return rec
+
+    def check_current(self) -> dict | None:
+        """Check: the result against numpy (the fewest samples a record takes)."""
+        rec = self._evaluate(samples=1)
+        if rec is None:
+            return None
+        if rec["status"] == "ok":
+            self.run_out.value = (f"<b style='color:#080'>correct</b> on {self.backend}: "
+                                  f"normwise relative error {rec.get('x_max_error', 0):.3g} "
+                                  f"against numpy")
+        else:
+            self.run_out.value = (f"<b style='color:#b00'>{rec['status']}</b> on "
+                                  f"{self.backend}: {html.escape(rec['message'][:300])}")
+        self._ex.refresh()
+        return rec
+
+    def run_reference(self) -> dict:
+        """Reference: cuBLAS / numpy alone for the kernel's sizes, into the store."""
+        from workbench.runtime import measure_reference
+        rec = measure_reference(self.session.root.problem.root_problem.kernel, self.backend,
+                                store=self.session.store)
+        self.run_out.value = (f"<b>{html.escape(str(rec['reference']))}</b> on {self.backend}: "
+                              f"median {fmt_time(rec['reference_median_ns'])}"
+                              if rec["status"] == "reference" else
+                              f"<b>{rec['status']}</b>: {html.escape(rec['message'])}")
+        self._ex.refresh()
+        return rec
+
+
+def highlight_cuda(code: str) -> str:
+    """CUDA as coloured HTML (Pygments, which IPython brings); plain without it."""
+    try:
+        from pygments import highlight
+        from pygments.formatters import HtmlFormatter
+        from pygments.lexers import CudaLexer
+    except ImportError:
+        return f"<pre>{html.escape(code)}</pre>"
+    return highlight(code, CudaLexer(), HtmlFormatter(noclasses=True, nowrap=False))
+
+
+def default_backend() -> str:
+    """"cuda" where CuPy sees a GPU, else "cpu"."""
+    from workbench.runtime.cuda import CudaBackend
+    try:
+        return "cuda" if CudaBackend().device != "none" else "cpu"
+    except Exception:  # noqa: BLE001 - no CuPy, a broken driver: the CPU measures
+        return "cpu"
+
+
+__all__ = ["CodePanel", "default_backend", "highlight_cuda"]

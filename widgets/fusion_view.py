@@ -1,0 +1,61 @@
+"""The Fusion tab of the explorer: what `workbench.poly.fusion_report` says
+of the candidate, rendered — the kernel's fusion conflict graph with its
+colouring, why each fusion is impossible, and the footprint (bytes, MARS) of
+one tile of every consumer under the current size decisions."""
+
+from __future__ import annotations
+
+import html
+
+from workbench.errors import WorkbenchError
+
+
+class FusionPanel:
+    def __init__(self, ex):
+        import ipywidgets as w
+        self._ex = ex
+        self.widget = self.box = w.VBox()
+
+    def refresh(self) -> None:
+        pass
+
+    def show(self):
+        """The graph's figure (None where the kernel has no polyhedral
+        program: a message instead)."""
+        import ipywidgets as w
+        import plotly.graph_objects as go
+
+        from workbench.poly import fusion_report
+
+        from .poly_view import fcg_figure
+        try:
+            rep = fusion_report(self._ex.session.cand)
+        except WorkbenchError as exc:
+            self.box.children = [w.HTML(f"<i>{html.escape(str(exc))}</i>")]
+            return None
+        self.box.children = [go.FigureWidget(fcg_figure(rep.graph, rep.colouring)),
+                             w.HTML(fusion_html(rep))]
+        return self.box.children[0]
+
+
+def fusion_html(rep) -> str:
+    """The colouring's loop orders, the conflicts with their reasons, and a
+    table of tile footprints."""
+    g, c, fps = rep.graph, rep.colouring, rep.footprints
+    edges = "".join(f"<tr><td>{html.escape(' ✗ '.join(sorted(g.name(v) for v in e)))}"
+                    f"</td><td>{html.escape(r)}</td></tr>" for e, r in g.edges.items())
+    perms = ", ".join(f"{s}: ({', '.join(c.permutation(s))})" for s in g.dims)
+    rows = "".join(
+        f"<tr><td>{html.escape(f.dependence)}</td><td>{f.tile}</td>"
+        f"<td>{f.mars.footprint_size:,}</td><td>{f.bytes:,} B</td>"
+        f"<td>{len(f.mars.parts)}</td><td>{', '.join(f.shared) or '—'}</td></tr>"
+        for f in fps)
+    return (f"<p><b>colouring</b> (outermost first): {html.escape(perms)}; "
+            f"{len(c.cuts)} cut(s)</p><table><tr><th>cannot fuse</th><th>why</th></tr>"
+            f"{edges}</table><p><b>one tile's footprint</b> (tiles from the size "
+            f"decisions{'' if rep.sizes_fixed else '; open sizes: smallest tile'})"
+            f"</p><table><tr><th>dependence</th><th>tile</th><th>elements</th><th>bytes</th>"
+            f"<th>MARS</th><th>in SHARED</th></tr>{rows}</table>")
+
+
+__all__ = ["FusionPanel", "fusion_html"]

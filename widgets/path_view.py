@@ -1,0 +1,72 @@
+"""The Bound and Path tabs of the explorer: the current bound with its
+sentence and justification tree, and each decision of the branch with the
+bound after it (a button jumps back to that step)."""
+
+from __future__ import annotations
+
+import html
+
+from workbench.model.justification import fmt_time
+
+
+class BoundPanel:
+    """The bound's value, target, one sentence and the justification tree."""
+
+    def __init__(self, ex):
+        import ipywidgets as w
+        self._ex = ex
+        self.widget = self.html = w.HTML()
+
+    def refresh(self) -> None:
+        b = self._ex.session.bound()
+        self.html.value = (f"<p><b>{fmt_time(b.value_ns)}</b> on {html.escape(b.target)}: "
+                           f"{html.escape(b.justification.text)}</p>"
+                           + b.justification.to_html())
+
+    def show(self) -> None:
+        pass
+
+
+class PathPanel:
+    """A row per step of the branch: jump button, decision, bound after it
+    (raised bounds in red). Rows are kept and re-labelled, never rebuilt."""
+
+    def __init__(self, ex):
+        import ipywidgets as w
+        self._ex = ex
+        self._rows: list = []
+        self.widget = self.box = w.VBox()
+
+    def refresh(self) -> None:
+        import ipywidgets as w
+        session = self._ex.session
+        steps = session.path_bounds()
+        while len(self._rows) < len(steps):
+            k = len(self._rows)
+            btn = w.Button(description=f"{k}", layout=w.Layout(width="48px"),
+                           tooltip=f"back to the candidate after step {k}")
+            btn.on_click(lambda _, k=k: self._ex.do(self._ex.session.jump, k))
+            self._rows.append(w.HBox([btn, w.HTML()]))
+        prev = None
+        for (step, d, ns), row in zip(steps, self._rows):
+            what = "root" if d is None else \
+                f"{d.choice}({', '.join(d.objects)}) = {'|'.join(d.values)}"
+            raised = "" if prev is None or ns <= prev else \
+                f" <span style='color:#b00'>+{fmt_time(ns - prev)}</span>"
+            text = f"{html.escape(what)} → {fmt_time(ns)}{raised}"
+            btn, label = row.children
+            if label.value != text:
+                label.value = text
+            style = "info" if step == session.branch.pos else ""
+            if btn.button_style != style:
+                btn.button_style = style
+            prev = ns
+        children = tuple(self._rows[:len(steps)])
+        if self.box.children != children:
+            self.box.children = children
+
+    def show(self) -> None:
+        pass
+
+
+__all__ = ["BoundPanel", "PathPanel"]
