@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -73,9 +74,15 @@ def trace(spec: dict) -> dict:
         for idx in itertools.product(*map(range, shape)):
             arr[idx] = frozenset({(name, idx)})
         prov[name] = arr
-    for c in spec.get("constants", []):
-        arr = np.empty((), dtype=object)
-        arr[()] = frozenset({(c, None)})
+    consts = spec.get("constants", [])
+    for c, shape in (consts.items() if isinstance(consts, dict) else ((c, []) for c in consts)):
+        if shape:  # a shaped constant: its elements are read like an input's
+            arr = np.empty(shape, dtype=object)
+            for idx in itertools.product(*map(range, shape)):
+                arr[idx] = frozenset({(c, idx)})
+        else:
+            arr = np.empty((), dtype=object)
+            arr[()] = frozenset({(c, None)})
         prov[c] = arr
     for op in spec["ops"]:
         prov[op["result"]] = _trace_op(op, prov)
@@ -214,13 +221,21 @@ def _expected(reads) -> set:
     return out
 
 
-def _region_of(reads, constants) -> str:
-    cst = [r for r in reads if r[0] in constants]
-    if not cst:
-        return "dense"
-    if len(cst) == len(reads):
+def _constants(spec) -> dict:
+    consts = spec.get("constants", [])
+    return dict(consts) if isinstance(consts, dict) else {c: [] for c in consts}
+
+
+def _region_of(reads, constants: dict) -> str:
+    """The regions as the paper reads them: static = only constants (any
+    shape); otherwise a scalar constant (padding or operand) makes it
+    constant-dependent; shaped constants alone (weights) leave it dense."""
+    if reads and all(r[0] in constants for r in reads):
         return "static"
-    dims = {d for _, d in cst if isinstance(d, int)}
+    scalar = [r for r in reads if r[0] in constants and not constants[r[0]]]
+    if not scalar:
+        return "dense"
+    dims = {d for _, d in scalar if isinstance(d, int)}
     return "corner" if len(dims) >= 2 else "edge" if dims else "constant"
 
 
@@ -268,6 +283,29 @@ PROGRAMS = {
                 {"result": "g", "op": "diagonal", "source": "i", "s": 0, "t": 1},
                 {"result": "w", "op": "elementwise", "operands": ["g", "k"]}],
         "output": "w"},
+    "conv-weights-constant": {  # static windows: wholly in the padding, weights constant
+        "inputs": {"ifm": [1, 1, 4, 5]}, "constants": {"cst0": [], "wgt": [2, 1, 2, 3]},
+        "ops": [{"result": "pad0", "op": "pad", "source": "ifm", "low": [0, 0, 2, 1],
+                 "high": [0, 0, 1, 3], "value": "cst0"},
+                {"result": "out", "op": "conv2d_nchw_fchw", "input": "pad0", "filter": "wgt",
+                 "strides": [1, 2], "dilations": [1, 1]}],
+        "output": "out"},
+    "matmul-constant-matrix": {
+        "inputs": {"a": [3, 4]}, "constants": {"z": [], "w": [5, 2], "bias": [2]},
+        "ops": [{"result": "p", "op": "pad", "source": "a", "low": [1, 0], "high": [1, 1],
+                 "value": "z"},
+                {"result": "c", "op": "matmul", "lhs": "p", "rhs": "w"},
+                {"result": "t", "op": "transpose", "source": "c", "permutation": [1, 0]},
+                {"result": "s", "op": "slice", "source": "t", "offsets": [0, 0],
+                 "sizes": [2, 5]},
+                {"result": "o", "op": "outer", "lhs": "s", "rhs": "bias"}],
+        "output": "o"},
+    "shaped-constant-alone": {  # no padding: static only where just the table is read
+        "inputs": {"x": [4]}, "constants": {"table": [6], "k": []},
+        "ops": [{"result": "u", "op": "insert_slice", "dest": "table", "source": "x",
+                 "offsets": [1], "strides": [1]},
+                {"result": "v", "op": "elementwise", "operands": ["u", "table"]}],
+        "output": "v"},
     "batched-matmul": {
         "inputs": {"a": [2, 3, 2], "b": [2, 2, 3]},
         "ops": [{"result": "c", "op": "matmul", "lhs": "a", "rhs": "b"}], "output": "c"},
@@ -285,7 +323,7 @@ def test_element_map_and_regions_against_brute_force(name):
     sets = {"dense": reg.dense, "static": reg.static, "edge": reg.sparse_edges,
             "corner": reg.sparse_corners}
     tally: dict = {}
-    constants = set(spec.get("constants", []))
+    constants = _constants(spec)
     for idx in itertools.product(*map(range, brute.shape)):
         reads = brute[idx]
         assert _isl_reads(m, idx) == _expected(reads), (name, idx)
@@ -385,3 +423,131 @@ def test_volume_programs_of_workbench_kernels_and_candidate_tiles():
     conv = regions(Program.from_spec(conv_spec(1, 3, 64, 64, 8, 5, 5)))
     assert conv.counts() == {"dense": 8 * 30 * 30, "constant_dependent": 8 * (32 * 32 - 30 * 30),
                              "static": 0, "sparse_edges": 8 * 4 * 30, "sparse_corners": 32}
+
+
+# ------------------------------------------------ shaped constants, examples
+EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples" / "volume").glob("*.json"))
+
+
+def test_weights_as_constants_static_region_by_hand_written_isl():
+    """The static region of examples/volume/conv_weights_constant.json from
+    the two ops' maps written out here: an output element is static when its
+    5-D window (through the padding) reaches no ifm element — it always reads
+    wgt, a constant, so its footprint is then cst0 and wgt only."""
+    prog = Program.from_spec(EXAMPLES[0].parent / "conv_weights_constant.json")
+    # pad low [4, 3], high [2, 3] of a 1×2×16×16 ifm: 1×2×22×22
+    pad_to_ifm = isl.Map("{ pad0[n, c, h, w] -> ifm[n, c, h - 4, w - 3] : n = 0 and "
+                         "0 <= c < 2 and 4 <= h < 20 and 3 <= w < 19 }")
+    pad_to_cst = isl.Map("{ pad0[n, c, h, w] -> cst0[] : n = 0 and 0 <= c < 2 and 0 <= h < 22 "
+                         "and 0 <= w < 22 and (h < 4 or h >= 20 or w < 3 or w >= 19) }")
+    # 3×3 stride 1 over 2 channels, 4 filters: 1×4×20×20
+    window = isl.Map("{ act0[n, f, y, x] -> pad0[n, c, h, w] : n = 0 and 0 <= f < 4 and "
+                     "0 <= y < 20 and 0 <= x < 20 and 0 <= c < 2 and y <= h < y + 3 and "
+                     "x <= w < x + 3 }")
+    dom = isl.Set("{ act0[n, f, y, x] : n = 0 and 0 <= f < 4 and 0 <= y < 20 and 0 <= x < 20 }")
+    reads_ifm = window.apply_range(pad_to_ifm).domain()
+    reads_cst = window.apply_range(pad_to_cst).domain()
+    static = dom.subtract(reads_ifm)
+    assert static.is_subset(reads_cst)  # each static window is padding (and weights) only
+    assert static.is_equal(isl.Set(
+        "{ act0[0, f, y, x] : 0 <= f < 4 and 0 <= y < 20 and 0 <= x < 20 and "
+        "(y <= 1 or x = 0 or x = 19) }"))
+    reg = regions(prog)
+    assert reg.static.is_equal(static) and count(static) == 4 * (2 * 20 + 2 * 18)
+    assert reg.dense.is_equal(dom.subtract(reads_cst))  # the weights leave the interior dense
+    # the same program with the weights as an input has no static element
+    as_input = json.loads((EXAMPLES[0].parent / "conv_weights_constant.json").read_text())
+    as_input["inputs"]["wgt"] = as_input["constants"].pop("wgt")
+    reg_in = regions(Program.from_spec(as_input))
+    assert count(reg_in.static) == 0 and reg_in.dense.is_equal(reg.dense)
+
+
+def test_scalar_constants_in_either_form_give_the_same_program():
+    as_dict = {**PAPER, "constants": {"cst0": []}}
+    a, b = Program.from_spec(PAPER), Program.from_spec(as_dict)
+    assert a.constants == b.constants == {"cst0": []} and a.maps == b.maps
+    assert regions(a).counts() == regions(b).counts()
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_example_specs_load_and_their_regions_partition_the_output(path):
+    prog = Program.from_spec(path)
+    reg = regions(prog)
+    parts = reg.partition()
+    union = reg.domain.subtract(reg.domain)
+    for (ka, a), (kb, b) in itertools.combinations(parts.items(), 2):
+        assert a.intersect(b).is_empty(), (path.name, ka, kb)
+    for s in parts.values():
+        union = union.union(s)
+    assert union.is_equal(reg.domain), path.name
+    assert sum(count(s) for s in parts.values()) == count(reg.domain)
+    assert sum(1 for s in parts.values() if not s.is_empty()) >= 2, path.name  # non-trivial
+    for k in ("static", "sparse_edges", "sparse_corners"):
+        assert getattr(reg, k).is_subset(reg.constant_dependent)
+
+
+def test_example_regions_of_the_papers_layer():
+    by = {p.stem: p for p in EXAMPLES}
+    fig1 = regions(Program.from_spec(by["paper_fig1_padded_conv"]))
+    old = regions(Program.from_spec(by["paper_padded_conv_weights_input"]))
+    # constant weights change nothing here: every window reads some ifm (§5.3: I_St = ∅)
+    assert fig1.counts() == old.counts() == regions(Program.from_spec(PAPER)).counts()
+    assert fig1.dense.is_equal(old.dense) and fig1.sparse_corners.is_equal(old.sparse_corners)
+
+
+@pytest.mark.parametrize("spec, message", [
+    ({"constants": {"w": [3, -1]}}, r"constant 'w' has shape \[3, -1\]; dimension\(s\) \[-1\]"),
+    ({"constants": {"w": [0]}}, "not positive"),
+    ({"constants": {"w": "3x3"}}, "constant 'w' has shape '3x3'; a shape is a list of integers"),
+    ({"constants": {"w": [3, 2.5]}}, "a shape is a list of integers"),
+    ({"constants": {"w": [True]}}, "a shape is a list of integers"),
+    ({"constants": {"w": None}}, "a shape is a list of integers"),
+    ({"inputs": {"x": [3, "4"]}}, "input 'x' has shape"),
+    ({"constants": 7}, "'constants' must map names to shapes"),
+    ({"constants": {"x": [3]}}, r"\['x'\] declared both as input and constant"),
+    ({"constants": {"c]; x[": []}}, "constant name 'c]; x\\[' is not an identifier"),
+    ({"constants": ["__import__('os')"]}, "is not an identifier"),
+    ({"constants": {"c__pad0": []}}, "is not an identifier"),
+    ({"inputs": {"and": [3]}}, "input name 'and' is not an identifier"),
+    ({"ops": [{"result": "y", "op": "elementwise", "operands": ["x", "nope"]}]},
+     "op 'y' \\(elementwise\\) reads 'nope', which is not defined before it"),
+    ({"ops": [{"result": "y", "op": "matmul", "lhs": "x", "rhs": "W"}]},
+     "reads 'W', which is not defined"),
+    ({"ops": [{"result": "y", "op": "elementwise", "operands": "x"}]},
+     "operands must be a non-empty list"),
+    ({"ops": [{"result": "y", "op": "pad", "source": "x", "low": ["1 or 1"], "high": [0],
+               "value": "c"}]}, "low must be a list of integers"),
+    ({"ops": [{"result": "y", "op": "pad", "source": "x", "low": [1], "high": [0],
+               "value": "w"}]}, "value 'w' has shape \\[2\\]; a padding value must be a scalar"),
+    ({"ops": [{"result": "y", "op": "pad", "source": "x", "low": [1], "high": [0]}]},
+     "needs a constant 'value'"),
+    ({"ops": [{"result": "y", "op": "pad", "source": "x", "low": [1], "high": [0],
+               "value": "q"}]}, "value 'q' is not a declared constant"),
+    ({"ops": [{"result": "y", "op": "elementwise", "operands": ["x", "c"]}], "output": "w"},
+     "output 'w' is not the result of an op"),
+])
+def test_bad_shaped_constant_specs_are_named(spec, message):
+    base = {"inputs": {"x": [3]}, "constants": {"c": [], "w": [2]},
+            "ops": [{"result": "y", "op": "elementwise", "operands": ["x", "c"]}], "output": "y"}
+    with pytest.raises(WorkbenchError, match=message):
+        Program.from_spec({**base, **spec})
+
+
+def test_a_spec_is_data_only(tmp_path, monkeypatch):
+    """Strings of a spec reach isl text only after validation, never Python:
+    a spec smuggling code is an error, and nothing it names runs."""
+    import builtins
+    calls = []
+    monkeypatch.setattr(builtins, "eval", lambda *a, **k: calls.append(a))
+    monkeypatch.setattr(builtins, "exec", lambda *a, **k: calls.append(a))
+    evil = {"inputs": {"x": [3]}, "constants": {"c": []},
+            "ops": [{"result": "y", "op": "__import__('os').system('touch pwned')",
+                     "operands": ["x"]}], "output": "y"}
+    with pytest.raises(WorkbenchError, match="unknown volume op"):
+        Program.from_spec(evil)
+    spec = tmp_path / "evil.json"
+    spec.write_text(json.dumps({**evil, "ops": [{"result": "y", "op": "slice", "source": "x",
+                                                 "offsets": ["0) or (1"], "sizes": [1]}]}))
+    with pytest.raises(WorkbenchError, match="offsets must be a list of integers"):
+        Program.from_spec(spec)
+    assert not calls and not (tmp_path / "pwned").exists()
