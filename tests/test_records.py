@@ -31,7 +31,7 @@ def test_committed_records_read_and_round_trip(path):
     rows = RecordStore(path).rows()
     recs = RecordStore(path).records()
     assert rows and len(recs) == len(rows)
-    for row, rec in zip(rows, recs):
+    for row, rec in zip(rows, recs, strict=True):
         assert rec.to_dict() == row  # the same JSON line back
         assert rec["median_ns"] == row["median_ns"] and rec.status == row["status"]
     df = load_records(path)

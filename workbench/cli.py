@@ -1,6 +1,8 @@
 """`python -m workbench`: the engine from the command line.
 
 Every command prints one JSON object with --json, a readable summary otherwise.
+A subcommand is one function (parsed arguments in, exit code out) registered
+with `@subcommand` beside the function that adds its arguments.
 """
 
 from __future__ import annotations
@@ -10,11 +12,14 @@ import json
 import random
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-from . import descent, kernels
+from . import descent
 from .candidate import Candidate
 from .errors import WorkbenchError
+from .kernels import build_kernel
 from .space.space import load_space
 
 
@@ -33,15 +38,6 @@ def parse_sizes(text: str | None) -> dict:
             except ValueError:
                 raise WorkbenchError(f"--sizes: {name} must be a number, got {value!r}") from None
     return out
-
-
-def build_kernel(name: str, sizes: dict):
-    if name not in kernels.BUILDERS:
-        raise WorkbenchError(f"unknown kernel {name!r}; known: {', '.join(kernels.BUILDERS)}")
-    try:
-        return getattr(kernels, name)(**sizes)
-    except TypeError as exc:
-        raise WorkbenchError(f"kernel {name}: {exc}") from None
 
 
 def load_candidate(args) -> Candidate:
@@ -85,71 +81,174 @@ def _emit(obj: dict, as_json: bool) -> None:
             print(f"{k}: {v}")
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(
-        prog="python -m workbench",
-        description="Candidate Workbench: explore partially specified GPU kernel "
-                    "implementations (candidates) from the command line.")
-    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+# --------------------------------------------------------------- arguments
+def _kernel_args(p) -> None:
+    p.add_argument("--kernel", required=True,
+                   help="kernel builder, e.g. random_basic_block")
+    p.add_argument("--sizes", default="", help="builder arguments, e.g. n=12,seed=7")
+    p.add_argument("--space", default=None,
+                   help="decision space (.space name or path); default: the kernel's")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
 
-    def kernel_args(p):
-        p.add_argument("--kernel", required=True,
-                       help="kernel builder, e.g. random_basic_block")
-        p.add_argument("--sizes", default="", help="builder arguments, e.g. n=12,seed=7")
-        p.add_argument("--space", default=None,
-                       help="decision space (.space name or path); default: the kernel's")
-        p.add_argument("--json", action="store_true", help="print one JSON object")
 
-    def trail_args(p, random_seed: bool = False):
-        p.add_argument("--trail", help="JSON file written by Candidate.to_json()")
-        if random_seed:
-            p.add_argument("--random-seed", type=int, default=None,
-                           help="fix the open choices by a random descent with this seed")
+def _trail_args(p, random_seed: bool = False) -> None:
+    p.add_argument("--trail", help="JSON file written by Candidate.to_json()")
+    if random_seed:
+        p.add_argument("--random-seed", type=int, default=None,
+                       help="fix the open choices by a random descent with this seed")
 
-    p = sub.add_parser("space-stats", help="dead-end probability and depth of random descents")
-    kernel_args(p)
+
+def _candidate_args(p) -> None:
+    _kernel_args(p)
+    _trail_args(p)
+
+
+def _fixed_args(p) -> None:
+    _kernel_args(p)
+    _trail_args(p, random_seed=True)
+
+
+# ------------------------------------------------------------- subcommands
+@dataclass(frozen=True)
+class Subcommand:
+    """One `python -m workbench NAME`: its parser's arguments and the function
+    that runs it (parsed arguments in, exit code out)."""
+    name: str
+    help: str
+    arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+SUBCOMMANDS: dict[str, Subcommand] = {}
+
+
+def subcommand(name: str, help: str, arguments: Callable = lambda p: None):
+    """Register the decorated function as the subcommand `name`."""
+    def register(run):
+        SUBCOMMANDS[name] = Subcommand(name, help, arguments, run)
+        return run
+    return register
+
+
+def _space_stats_args(p) -> None:
+    _kernel_args(p)
     p.add_argument("--descents", type=int, default=100)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--fcg", action="store_true",
                    help="add the fusion conflict graph propagator (prunes order = MERGED)")
 
-    p = sub.add_parser("choices", help="open choices of a candidate (root or --trail)")
-    kernel_args(p)
-    trail_args(p)
 
-    p = sub.add_parser("codegen", help="CUDA C, reference C and launch configuration of a "
-                                       "fixed candidate (--trail, or --random-seed)")
-    kernel_args(p)
-    trail_args(p, random_seed=True)
+@subcommand("space-stats", "dead-end probability and depth of random descents",
+            _space_stats_args)
+def cmd_space_stats(args) -> int:
+    root = load_candidate(args)
+    t0 = time.perf_counter()
+    out = space_stats(root, args.descents, args.seed)
+    if not args.json:
+        out["seconds"] = round(time.perf_counter() - t0, 3)
+    _emit(out, args.json)
+    return 0
 
-    p = sub.add_parser("bound", help="lower bound on the run time of every implementation of "
-                                     "a candidate, with its justification tree")
-    kernel_args(p)
-    trail_args(p)
+
+@subcommand("choices", "open choices of a candidate (root or --trail)", _candidate_args)
+def cmd_choices(args) -> int:
+    cand = load_candidate(args)
+    chs = [{"name": c.name, "objects": list(c.objects), "values": list(c.values)}
+           for c in cand.choices()]
+    if args.json:
+        print(json.dumps({"fixed": cand.is_fixed, "choices": chs}))
+    else:
+        for c in chs:
+            print(f"{c['name']}({', '.join(c['objects'])}): {' | '.join(c['values'])}")
+    return 0
+
+
+@subcommand("codegen", "CUDA C, reference C and launch configuration of a fixed candidate "
+                       "(--trail, or --random-seed)", _fixed_args)
+def cmd_codegen(args) -> int:
+    from .codegen import generate
+    cand = load_fixed(args)
+    g = generate(cand, "kernel")
+    if args.json:
+        print(json.dumps({"cuda": g.cuda, "c": g.c, "launch": g.launch,
+                          "candidate": json.loads(cand.to_json())}))
+    else:
+        print(g.cuda)
+        print(f"// launch: {json.dumps(g.launch)}")
+    return 0
+
+
+def _bound_args(p) -> None:
+    _candidate_args(p)
     p.add_argument("--target", default=None,
                    help="hardware target (a file of data/targets); default: the kernel's")
     p.add_argument("--lookahead", default=None, metavar="CHOICE:OBJ,OBJ",
                    help="also the bound after each value of this open choice")
 
-    p = sub.add_parser("run", help="measure a fixed candidate (--trail, or --random-seed) on "
-                                   "a backend; the record goes to the store")
-    kernel_args(p)
-    trail_args(p, random_seed=True)
+
+@subcommand("bound", "lower bound on the run time of every implementation of a candidate, "
+                     "with its justification tree", _bound_args)
+def cmd_bound(args) -> int:
+    from .model import bound
+    from .model.lookahead import lookahead
+    cand = load_candidate(args)
+    b = bound(cand, args.target)
+    out = {"value_ns": b.value_ns, "justification": b.justification.to_dict(),
+           "target": b.target, "levels": b.levels}
+    if args.lookahead:
+        name, _, objs = args.lookahead.partition(":")
+        kids = lookahead(cand, name, tuple(filter(None, objs.split(","))),
+                         args.target, parent=b)
+        out["lookahead"] = {c.value: (c.value_ns if c.bound else None) for c in kids}
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print(b.justification.render(depth=4))
+        for v, ns in out.get("lookahead", {}).items():
+            print(f"  {args.lookahead} = {v}: {'dead end' if ns is None else f'{ns:,.0f} ns'}")
+    return 0
+
+
+def _run_args(p) -> None:
+    _fixed_args(p)
     p.add_argument("--backend", choices=("cpu", "cuda"), default="cpu")
     p.add_argument("--samples", type=int, default=10)
     p.add_argument("--store", default=None,
-                   help="JSON-lines record file (default data/runs/runs.jsonl); 'none': keep none")
+                   help="JSON-lines record file (default runs/runs.jsonl in the data "
+                        "directory); 'none': keep none")
 
-    p = sub.add_parser("calibrate", help="measure the GPU's bandwidths, FMA throughput and "
-                                         "latencies; write data/targets/<device>.json")
+
+@subcommand("run", "measure a fixed candidate (--trail, or --random-seed) on a backend; "
+                   "the record goes to the store", _run_args)
+def cmd_run(args) -> int:
+    from .runtime import evaluate, summary
+    cand = load_fixed(args)
+    if not cand.is_fixed:
+        raise WorkbenchError(f"run needs a fixed candidate: {cand.open_count()} choices "
+                             "are open (give a complete --trail or --random-seed)")
+    store = None if args.store == "none" else (args.store or "default")
+    rec = evaluate([cand], args.backend, store=store, samples=args.samples)[0]
+    _emit(summary(rec), args.json)
+    return 0
+
+
+def _calibrate_args(p) -> None:
     p.add_argument("--backend", choices=("cuda",), default="cuda")
     p.add_argument("--out", default=None, help="folder for the target file")
     p.add_argument("--json", action="store_true")
 
-    p = sub.add_parser("search", help="TAG-MCTS search with bound pruning from the root or a "
-                                      "--trail candidate; every evaluation goes to the store")
-    kernel_args(p)
-    trail_args(p)
+
+@subcommand("calibrate", "measure the GPU's bandwidths, FMA throughput and latencies; "
+                         "write targets/<device>.json in the data directory", _calibrate_args)
+def cmd_calibrate(args) -> int:
+    from .runtime.calibrate import calibrate
+    path = calibrate(args.out)
+    _emit({"target": path.stem, "path": str(path)}, args.json)
+    return 0
+
+
+def _search_args(p) -> None:
+    _candidate_args(p)
     p.add_argument("--backend", choices=("cpu", "cuda"), default="cpu")
     p.add_argument("--budget", type=int, default=200, help="evaluations (default 200)")
     p.add_argument("--time", type=float, default=None, help="time limit in seconds")
@@ -163,143 +262,20 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--samples", type=int, default=10)
     p.add_argument("--store", default=None,
-                   help="JSON-lines record file (default data/runs/runs.jsonl)")
+                   help="JSON-lines record file (default runs/runs.jsonl in the data "
+                        "directory)")
     p.add_argument("--resume", default=None, metavar="SEARCH_ID",
                    help="continue a search from its records in the store")
     p.add_argument("--out", default=None, help="write the best candidate (JSON) here")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
-    p = sub.add_parser("reproduce-search", help="thesis Tables 6.1 and 6.3 and the §6.3.3 "
-                                                "order experiment, beside the thesis figures")
-    p.add_argument("--tables", default="6.1,6.3,order")
-    p.add_argument("--kernels", default=None,
-                   help="comma-separated labels (default all: axpy, matmul 256, ...)")
-    p.add_argument("--probes", type=int, default=200, help="Knuth probes per estimate")
-    p.add_argument("--chen-probes", type=int, default=0, help="Chen probes (slow) per kernel")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default=None, help="also write the result as JSON here")
-    p.add_argument("--json", action="store_true")
 
-    p = sub.add_parser("volume-regions", help="sparsity regions of a volume program's output "
-                                              "(volume model): dense, constant-dependent, "
-                                              "static, edges, corners")
-    p.add_argument("--spec", required=True, help="volume spec JSON (see DESIGN.md)")
-    p.add_argument("--output", default=None, help="which value (default: the spec's output)")
-    p.add_argument("--tile", default=None, metavar="DIM=SIZE,...",
-                   help="also classify tiles, e.g. 2=16,3=16")
-    p.add_argument("--json", action="store_true")
-
-    p = sub.add_parser("check-space", help="parse and type-check a .space file")
-    p.add_argument("path")
-    p.add_argument("--json", action="store_true")
-
-    args = ap.parse_args(argv)
-    if args.command is None:
-        ap.print_help()
-        return 0
-    try:
-        if args.command == "space-stats":
-            root = load_candidate(args)
-            t0 = time.perf_counter()
-            out = space_stats(root, args.descents, args.seed)
-            if not args.json:
-                out["seconds"] = round(time.perf_counter() - t0, 3)
-            _emit(out, args.json)
-        elif args.command == "choices":
-            cand = load_candidate(args)
-            chs = [{"name": c.name, "objects": list(c.objects), "values": list(c.values)}
-                   for c in cand.choices()]
-            if args.json:
-                print(json.dumps({"fixed": cand.is_fixed, "choices": chs}))
-            else:
-                for c in chs:
-                    print(f"{c['name']}({', '.join(c['objects'])}): {' | '.join(c['values'])}")
-        elif args.command == "codegen":
-            from .codegen import generate
-            cand = load_fixed(args)
-            g = generate(cand, "kernel")
-            if args.json:
-                print(json.dumps({"cuda": g.cuda, "c": g.c, "launch": g.launch,
-                                  "candidate": json.loads(cand.to_json())}))
-            else:
-                print(g.cuda)
-                print(f"// launch: {json.dumps(g.launch)}")
-        elif args.command == "bound":
-            from .model import bound
-            from .model.lookahead import lookahead
-            cand = load_candidate(args)
-            b = bound(cand, args.target)
-            out = {"value_ns": b.value_ns, "justification": b.justification.to_dict(),
-                   "target": b.target, "levels": b.levels}
-            if args.lookahead:
-                name, _, objs = args.lookahead.partition(":")
-                kids = lookahead(cand, name, tuple(filter(None, objs.split(","))),
-                                 args.target, parent=b)
-                out["lookahead"] = {c.value: (c.value_ns if c.bound else None) for c in kids}
-            if args.json:
-                print(json.dumps(out))
-            else:
-                print(b.justification.render(depth=4))
-                for v, ns in out.get("lookahead", {}).items():
-                    print(f"  {args.lookahead} = {v}: "
-                          f"{'dead end' if ns is None else f'{ns:,.0f} ns'}")
-        elif args.command == "run":
-            from .runtime import evaluate, summary
-            cand = load_fixed(args)
-            if not cand.is_fixed:
-                raise WorkbenchError(f"run needs a fixed candidate: {cand.open_count()} choices "
-                                     "are open (give a complete --trail or --random-seed)")
-            store = None if args.store == "none" else (args.store or "default")
-            rec = evaluate([cand], args.backend, store=store, samples=args.samples)[0]
-            _emit(summary(rec), args.json)
-        elif args.command == "calibrate":
-            from .runtime.calibrate import calibrate
-            path = calibrate(args.out)
-            _emit({"target": path.stem, "path": str(path)}, args.json)
-        elif args.command == "search":
-            _search(args)
-        elif args.command == "reproduce-search":
-            from .search import thesis
-            labels = ([x.strip() for x in args.kernels.split(",")] if args.kernels
-                      else list(thesis.KERNELS))
-            unknown = [x for x in labels if x not in thesis.KERNELS]
-            if unknown:
-                raise WorkbenchError(f"unknown kernel label(s) {unknown}; known: "
-                                     f"{', '.join(thesis.KERNELS)}")
-            out = thesis.reproduce(tuple(args.tables.split(",")), tuple(labels), args.probes,
-                                   args.chen_probes, args.seed)
-            if args.out:
-                Path(args.out).write_text(json.dumps(out, indent=1))
-            print(json.dumps(out) if args.json else thesis.render(out))
-        elif args.command == "volume-regions":
-            from .volume import Program, regions, tile
-            reg = regions(Program.from_spec(Path(args.spec)), args.output)
-            out = reg.to_dict()
-            if args.tile:
-                try:
-                    sizes = {int(k): int(v) for k, v in
-                             (part.split("=", 1) for part in args.tile.split(","))}
-                except ValueError:
-                    raise WorkbenchError(f"--tile: expected DIM=SIZE,..., got {args.tile!r}"
-                                         ) from None
-                out["tiling"] = tile(reg, sizes).to_dict()
-            _emit(out, args.json)
-        elif args.command == "check-space":
-            sp = load_space(args.path)
-            out = {"space": sp.name, "sets": len(sp.sets),
-                   "choices": len(sp.visible_choices()), "constraints": len(sp.constraints),
-                   "counters": len(sp.counters), "triggers": len(sp.triggers)}
-            _emit(out, args.json)
-    except (WorkbenchError, OSError, json.JSONDecodeError, KeyError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
-def _search(args) -> None:
+@subcommand("search", "TAG-MCTS search with bound pruning from the root or a --trail "
+                      "candidate; every evaluation goes to the store", _search_args)
+def cmd_search(args) -> int:
     import os
 
-    from .search import Search
+    from .search import TAG, Search
     start = load_candidate(args)
     client = None
     if args.scheduler:
@@ -313,7 +289,6 @@ def _search(args) -> None:
             bar.update(1)
             if ev["best_ns"]:
                 bar.set_postfix(best=f"{ev['best_ns'] / 1e3:,.1f}us", refresh=False)
-    from .search import TAG
     policy = TAG(args.top_k, args.delta) if args.policy == "tag" else args.policy
     s = Search(start, args.backend, budget=args.budget, time_s=args.time, policy=policy,
                order=args.order, workers=workers, client=client,
@@ -333,6 +308,102 @@ def _search(args) -> None:
         Path(args.out).write_text(best.to_json())
         out["out"] = args.out
     _emit(out, args.json)
+    return 0
 
 
-__all__ = ["main", "parse_sizes", "space_stats"]
+def _reproduce_args(p) -> None:
+    p.add_argument("--tables", default="6.1,6.3,order")
+    p.add_argument("--kernels", default=None,
+                   help="comma-separated labels (default all: axpy, matmul 256, ...)")
+    p.add_argument("--probes", type=int, default=200, help="Knuth probes per estimate")
+    p.add_argument("--chen-probes", type=int, default=0, help="Chen probes (slow) per kernel")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default=None, help="also write the result as JSON here")
+    p.add_argument("--json", action="store_true")
+
+
+@subcommand("reproduce-search", "thesis Tables 6.1 and 6.3 and the §6.3.3 order experiment, "
+                                "beside the thesis figures", _reproduce_args)
+def cmd_reproduce_search(args) -> int:
+    from .search import thesis
+    labels = ([x.strip() for x in args.kernels.split(",")] if args.kernels
+              else list(thesis.KERNELS))
+    unknown = [x for x in labels if x not in thesis.KERNELS]
+    if unknown:
+        raise WorkbenchError(f"unknown kernel label(s) {unknown}; known: "
+                             f"{', '.join(thesis.KERNELS)}")
+    out = thesis.reproduce(tuple(args.tables.split(",")), tuple(labels), args.probes,
+                           args.chen_probes, args.seed)
+    if args.out:
+        Path(args.out).write_text(json.dumps(out, indent=1))
+    print(json.dumps(out) if args.json else thesis.render(out))
+    return 0
+
+
+def _volume_args(p) -> None:
+    p.add_argument("--spec", required=True, help="volume spec JSON (see docs/volume-spec.md)")
+    p.add_argument("--output", default=None, help="which value (default: the spec's output)")
+    p.add_argument("--tile", default=None, metavar="DIM=SIZE,...",
+                   help="also classify tiles, e.g. 2=16,3=16")
+    p.add_argument("--json", action="store_true")
+
+
+@subcommand("volume-regions", "sparsity regions of a volume program's output (volume model): "
+                              "dense, constant-dependent, static, edges, corners", _volume_args)
+def cmd_volume_regions(args) -> int:
+    from .volume import Program, regions, tile
+    reg = regions(Program.from_spec(Path(args.spec)), args.output)
+    out = reg.to_dict()
+    if args.tile:
+        try:
+            sizes = {int(k): int(v) for k, v in
+                     (part.split("=", 1) for part in args.tile.split(","))}
+        except ValueError:
+            raise WorkbenchError(f"--tile: expected DIM=SIZE,..., got {args.tile!r}") from None
+        out["tiling"] = tile(reg, sizes).to_dict()
+    _emit(out, args.json)
+    return 0
+
+
+def _check_space_args(p) -> None:
+    p.add_argument("path")
+    p.add_argument("--json", action="store_true")
+
+
+@subcommand("check-space", "parse and type-check a .space file", _check_space_args)
+def cmd_check_space(args) -> int:
+    sp = load_space(args.path)
+    out = {"space": sp.name, "sets": len(sp.sets), "choices": len(sp.visible_choices()),
+           "constraints": len(sp.constraints), "counters": len(sp.counters),
+           "triggers": len(sp.triggers)}
+    _emit(out, args.json)
+    return 0
+
+
+# -------------------------------------------------------------------- main
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="python -m workbench",
+        description="Candidate Workbench: explore partially specified GPU kernel "
+                    "implementations (candidates) from the command line.")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+    for sc in SUBCOMMANDS.values():
+        sc.arguments(sub.add_parser(sc.name, help=sc.help))
+    return ap
+
+
+def main(argv=None) -> int:
+    ap = parser()
+    args = ap.parse_args(argv)
+    if args.command is None:
+        ap.print_help()
+        return 0
+    try:
+        return SUBCOMMANDS[args.command].run(args)
+    except (WorkbenchError, OSError, json.JSONDecodeError, KeyError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+__all__ = ["SUBCOMMANDS", "Subcommand", "main", "parse_sizes", "parser", "space_stats",
+           "subcommand"]

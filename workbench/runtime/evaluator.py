@@ -52,7 +52,7 @@ def evaluate(cands, backend="cpu", store: RecordStore | str | None = "default",
     results, reference = be.run(kernel, cands, samples=samples, timeout_s=timeout_s, seed=seed)
     now = _dt.datetime.now(_dt.UTC).isoformat()  # one time for the batch
     records = []
-    for cand, m in zip(cands, results):
+    for cand, m in zip(cands, results, strict=True):  # one measurement per candidate
         try:
             b = bound(cand, getattr(be, "bound_target", be.target))
             bound_ns, bound_reason = b.value_ns, b.justification.text
