@@ -1,10 +1,11 @@
-# `make lab`: set up and open the workbench.  `make test`: set up and run all tests.
+# `make lab`: set up and open the workbench.  `make test`: set up, lint and run every
+# law and component (the fast tier).  `make audit`: the long random-candidate audits.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 
-.PHONY: lab test bench clean
+.PHONY: lab test audit bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,7 +30,13 @@ lab: $(VENV)/.lab
 		--LabApp.default_url=/lab/tree/notebooks/00_explorer.ipynb
 
 test: $(VENV)/.test
-	$(BIN)/python -m pytest
+	$(BIN)/ruff check workbench widgets tests benchmarks
+	$(BIN)/python -m pytest --durations=15
+
+# 200 random fixed candidates per thesis kernel: numpy checks, bounds along
+# the descents, CPU runs (about half an hour on two cores).
+audit: $(VENV)/.test
+	$(BIN)/python -m pytest --audit -m "audit or drawn" --durations=15
 
 bench: $(VENV)/.test
 	$(BIN)/python benchmarks/bench_propagation.py

@@ -17,8 +17,9 @@ import random
 import time
 
 import workbench as wb
-from workbench.descent import descend, next_choice
+from workbench.descent import descend
 from workbench.model.lookahead import lookahead, rank_choices
+from workbench.orders import choice_order
 
 
 def pct(xs, q):
@@ -56,7 +57,7 @@ def main(argv=None):
         fixed_t += timed(lambda c=d.candidate: wb.bound(c), max(1, args.reps // 5))
     for path in paths:
         for c in path[::max(1, len(path) // 6)]:  # candidates along the descent
-            ch = next_choice(c)
+            ch = choice_order().next(c)
             if ch is None:
                 continue
             apply_t += timed(lambda c=c, ch=ch: c.apply(ch.name, ch.objects, ch.values[0]), 1)

@@ -7,8 +7,8 @@ On matmul 1024×1024×1024 (h200 target):
   completion exist below it;
 - the register-tiled recipe (`workbench.recipes`): its bound against the
   root's, and what ptxas says of its CUDA;
-- a model-guided search: Monte-Carlo descents (eq. 6.2, `search.simulate.
-  rollout`) whose threshold T is the best bound found so far, so that each
+- a model-guided search: Monte-Carlo descents (eq. 6.2, `workbench.descent.
+  descend`) whose threshold T is the best bound found so far, so that each
   descent must end below every earlier one (no measurement: the h200 bound is
   the objective; a CPU run at 1024 would take minutes per candidate).
 
@@ -29,10 +29,8 @@ from pathlib import Path
 import workbench as wb
 from workbench.codegen import generate
 from workbench.codegen.compile import nvcc_path, ptxas_info
-from workbench.descent import random_fixed
+from workbench.descent import descend, random_fixed
 from workbench.recipes import apply_recipe, lowered_decisions, register_tiled_matmul
-from workbench.search.orders import choice_order
-from workbench.search.simulate import rollout
 
 MAD_DIMS = ("c_m0", "c_m1", "c_m2", "c_n0", "c_n1", "c_n2", "c_k0", "c_k1")
 
@@ -104,7 +102,6 @@ def main(argv=None) -> dict:
 def model_search(root, descents: int, seconds: float, root_ns: float) -> dict:
     """Descents by eq. 6.2 with T = the best bound so far (uniform before the
     first completion); a descent whose every child is at or above T is cut."""
-    order = choice_order("thesis").rollout
     rng = random.Random(0)
     best, best_trail, rows, t0 = math.inf, None, [], time.perf_counter()
 
@@ -113,7 +110,8 @@ def model_search(root, descents: int, seconds: float, root_ns: float) -> dict:
     for i in range(descents):
         if time.perf_counter() - t0 > seconds:
             break
-        fixed, cause, depth, dead = rollout(root, order, bound_fn, best, rng, root_ns)
+        d = descend(root, rng, backtrack=True, bound_fn=bound_fn, best_ns=best, start_bound=root_ns)
+        fixed, cause, depth, dead = d.candidate, d.cause, d.depth, d.retries
         b = bound_fn(fixed) if fixed is not None else None
         if b is not None and b < best:
             best, best_trail = b, [d.to_dict() for d in fixed.trail]

@@ -1,21 +1,20 @@
-"""Shared test helpers: random descents and exhaustive enumeration."""
+"""Shared test helpers: fixed candidates in a person's order, exhaustive enumeration."""
 
 from __future__ import annotations
 
 import random
 
 import workbench as wb
+from workbench.descent import descend
 
 
-def descend(cand, rng: random.Random, max_steps=10_000):
-    """A random descent: pick a random open choice and a random value until
-    fixed. Returns (final candidate, number of dead ends met)."""
-    for _ in range(max_steps):
-        if cand.is_fixed:
-            return cand
-        ch = rng.choice(cand.choices())
-        cand = cand.apply(ch.name, ch.objects, rng.choice(ch.values))
-    raise AssertionError("descent did not end")
+def random_order_fixed(cand, rng: random.Random):
+    """A fixed candidate by the descent of `workbench.descent` in a person's
+    order (random open choice, random value); raises the DeadEnd it meets."""
+    d = descend(cand, rng, order="random")
+    if d.candidate is None:
+        raise d.dead_end
+    return d.candidate
 
 
 def all_fixed(cand):

@@ -167,3 +167,14 @@ def test_restrict_to_an_alias():
     c = wb.Candidate.root(toy(), LOOPS)
     c2 = c.restrict("kind", ("d0",), "UNROLLED_OR_THREAD")
     assert c2.domain("kind", ("d0",)) == {"UNROLL", "THREAD"}
+
+
+def test_one_object_as_a_string():
+    """apply/domain/restrict take a single object as a plain string: "d0" is
+    the object d0, not ('d', '0')."""
+    root = wb.Candidate.root(wb.kernels.axpy(1024))
+    a = root.apply("dim_kind", "d0", "BLOCK")
+    b = root.apply("dim_kind", ("d0",), "BLOCK")
+    assert a.digest() == b.digest() and a.domain("dim_kind", "d0") == {"BLOCK"}
+    with pytest.raises(wb.InvalidDecision, match=r"no instance on objects \(.d99.,\)"):
+        root.apply("dim_kind", "d99", "BLOCK")

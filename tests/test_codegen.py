@@ -8,18 +8,16 @@ import json
 
 import numpy as np
 import pytest
-from gpu_cases import SMALL, build, fixed_candidates
+from gpu_cases import SMALL, build, fixed_candidates, n_drawn
 
 import workbench as wb
 from workbench.codegen import generate
 from workbench.codegen.compile import compile_c, compile_cuda, nvcc_path, run_reference
 
-N_CANDIDATES = 200
-
 
 @pytest.fixture(scope="module", params=sorted(SMALL))
 def drawn(request):
-    return request.param, fixed_candidates(request.param, N_CANDIDATES)
+    return request.param, fixed_candidates(request.param, n_drawn())
 
 
 def test_reference_matches_numpy(drawn, tmp_path):
@@ -39,7 +37,7 @@ def test_reference_matches_numpy(drawn, tmp_path):
             if not err < 1e-4:
                 failures.append((seed, out, float(err), text))
     assert not failures, f"{len(failures)} of {len(cands)} wrong; first: {failures[0]}"
-    assert len(cands) >= N_CANDIDATES
+    assert len(cands) >= n_drawn()
 
 
 def test_cuda_compiles(drawn, tmp_path):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from gpu_cases import BOUND_TARGETS, SMALL, build, cpu_records, fixed_candidates
+from gpu_cases import BOUND_TARGETS, SMALL, build, cpu_records, fixed_candidates, n_drawn
 
 import workbench as wb
 from workbench.errors import WorkbenchError
@@ -21,8 +21,6 @@ from workbench.kernels.ir import Kernel, Operand
 from workbench.model import hardware
 from workbench.model.audit import roofline_ns
 from workbench.model.lookahead import lookahead, rank_choices
-
-N_CANDIDATES = 200  # the same random fixed candidates test_codegen checks
 
 
 def copy_kernel(n: int) -> Kernel:
@@ -134,7 +132,7 @@ def _limits_only():
 
 @pytest.fixture(scope="module", params=sorted(SMALL))
 def drawn(request):
-    return request.param, fixed_candidates(request.param, N_CANDIDATES)
+    return request.param, fixed_candidates(request.param, n_drawn())
 
 
 def test_bound_never_drops_along_descents(drawn, record_property):
@@ -179,7 +177,7 @@ def test_bound_below_cpu_time(drawn):
     most each of its measured times there (the CPU backend's samples, taken
     where the candidates were drawn)."""
     name, cands = drawn
-    recs = cpu_records(name, N_CANDIDATES)
+    recs = cpu_records(name, n_drawn())
     assert len(recs) == len(cands)
     violations = []
     for (seed, *_, path), rec in zip(cands, recs, strict=True):

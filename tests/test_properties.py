@@ -8,7 +8,7 @@ import itertools
 import random
 
 import pytest
-from helpers import all_fixed, descend
+from helpers import all_fixed, random_order_fixed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from toy_kernel import toy
@@ -111,7 +111,7 @@ def test_replay_is_exact(root, data):
 def test_fixed_candidates_satisfy_the_specification(root, seed):
     rng = random.Random(seed)
     try:
-        final = descend(root, rng)
+        final = random_order_fixed(root, rng)
     except wb.DeadEnd:
         return  # dead ends are allowed in the toy space; the basic block test forbids them
     assert check_candidate(final) == []
@@ -124,7 +124,7 @@ def test_basic_block_fixed_candidates_are_valid_schedules():
     root = wb.Candidate.root(k)
     rng = random.Random(5)
     for _ in range(50):
-        final = descend(root, rng)
+        final = random_order_fixed(root, rng)
         order = k.schedule(final)
         pos = {n: i for i, n in enumerate(order)}
         for inst in k.instructions():
@@ -139,7 +139,7 @@ def test_basic_block_random_descents_never_dead_end():
     root = wb.Candidate.root(k)
     rng = random.Random(0)
     for _ in range(1000):
-        descend(root, rng)  # raises DeadEnd on failure
+        random_order_fixed(root, rng)  # raises DeadEnd on failure
 
 
 # ------------------------------------------------------------ brute force

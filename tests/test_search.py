@@ -18,6 +18,7 @@ import workbench as wb
 from workbench.cli import main
 from workbench.descent import random_fixed
 from workbench.model import bound
+from workbench.orders import FixedOrder, order_spec, register_order
 from workbench.runtime import evaluate
 from workbench.runtime.records import RecordStore
 from workbench.search import TAG, UCT, Node, Search, choice_order
@@ -106,10 +107,17 @@ def test_choice_orders():
     root = _root()
     assert choice_order("thesis").next(root).name == "size"
     assert choice_order("reverse").next(root).name == "cache"
-    dyn = choice_order("dynamic").next(root, "h200")
+    dyn = choice_order("dynamic").next(root, target="h200")
     assert dyn.name in {c.name for c in root.choices()}
     with pytest.raises(wb.WorkbenchError, match="unknown choice order"):
         choice_order("sideways")
+    # a user's order: registered by name, it travels to workers by that name
+    register_order("cache_first", lambda: FixedOrder(("cache", "size"), "cache_first"))
+    mine = choice_order("cache_first")
+    assert mine.next(root).name == "cache" and order_spec(mine) == "cache_first"
+    assert order_spec(FixedOrder(("size",))) == ["size"]
+    rng = random.Random(0)
+    assert {choice_order("random").next(root, rng=rng).name for _ in range(40)} > {"size"}
 
 
 # ------------------------------------------------------------------ searches

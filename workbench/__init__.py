@@ -1,34 +1,60 @@
-"""Candidate Workbench engine: candidates, decision spaces, kernels.
+"""Candidate Workbench: candidates of GPU kernels, their decision spaces,
+lower bounds, generated code, measured timings and searches.
 
     import workbench as wb
-    k = wb.kernels.random_basic_block(12, seed=1)
+    k = wb.kernels.matmul(256, 256, 32)
     c = wb.Candidate.root(k)
-    c2 = c.apply("order", ("i0", "i3"), "BEFORE")
-    b = wb.bound(wb.Candidate.root(wb.kernels.matmul(256, 256, 32)))  # .value_ns, .justification
+    c = c.apply("dim_kind", "d0", "BLOCK")          # one object: a plain string
+    wb.bound(c).value_ns                            # with .justification
+    wb.lookahead(c, "dim_kind", "d1")               # each value's child bound
+    fixed = wb.random_fixed(c, random.Random(0))
+    wb.generate(fixed).cuda                         # CUDA C and reference C
+    wb.evaluate([fixed], "cpu")                     # typed records, stored
+    wb.search(c, "cpu", budget=50).run()            # TAG-MCTS from c
+    wb.load_records()                               # every record, a DataFrame
+    wb.explore(k)                                   # the explorer (in Jupyter)
+
+The public contract is docs/api.md.
 """
 
-from . import kernels, recipes
+from . import kernels, poly, recipes, search, volume
+from ._version import __version__
 from .candidate import Candidate, Choice, Decision, Pruning
+from .codegen import Generated, generate
+from .descent import Descent, descend, random_fixed, space_stats
 from .errors import DeadEnd, InvalidDecision, SpaceError, SpaceSyntaxError, WorkbenchError
 from .model import Bound, bound
+from .model.lookahead import lookahead, rank_choices
+from .orders import ChoiceOrder, choice_order, register_order
+from .paths import data_dir
+from .runtime import (
+    Backend,
+    Record,
+    RecordStore,
+    evaluate,
+    get_backend,
+    load_records,
+    measure_reference,
+    register_backend,
+)
+from .search import Search
+from .session import Session
 from .space import Space, load_space
 
-__version__ = "0.1.0"
+
+def explore(kernel_or_candidate, **options):
+    """The candidate explorer on a kernel (from its root), a candidate or a
+    Session — a widget to display in Jupyter (needs the `lab` extra)."""
+    from widgets import explore as _explore  # views stay out of the engine's imports
+    return _explore(kernel_or_candidate, **options)
+
 
 __all__ = [
-           "Bound",
-           "Candidate",
-           "Choice",
-           "DeadEnd",
-           "Decision",
-           "InvalidDecision",
-           "Pruning",
-           "Space",
-           "SpaceError",
-           "SpaceSyntaxError",
-           "WorkbenchError",
-           "bound",
-           "kernels",
-           "load_space",
-           "recipes",
+    "Backend", "Bound", "Candidate", "Choice", "ChoiceOrder", "DeadEnd", "Decision", "Descent",
+    "Generated", "InvalidDecision", "Pruning", "Record", "RecordStore", "Search", "Session",
+    "Space", "SpaceError", "SpaceSyntaxError", "WorkbenchError", "__version__", "bound",
+    "choice_order", "data_dir", "descend", "evaluate", "explore", "generate", "get_backend",
+    "kernels", "load_records", "load_space", "lookahead", "measure_reference", "poly",
+    "random_fixed", "rank_choices", "recipes", "register_backend", "register_order", "search",
+    "space_stats", "volume",
 ]

@@ -45,6 +45,14 @@ class Pruning:
                 f" -> {{{', '.join(self.remaining)}}} by {self.by}")
 
 
+def as_objects(objects) -> tuple[str, ...]:
+    """The objects of a choice instance as a tuple of names; a single string
+    is one object ("d0", not ('d', '0'))."""
+    if isinstance(objects, str):
+        return (objects,)
+    return tuple(map(str, objects))
+
+
 @dataclass(frozen=True)
 class Decision:
     """Restrict one choice instance to the given values (one value: fix it)."""
@@ -189,7 +197,7 @@ class Candidate:
         return tuple(str(u[i]) for i in range(len(u)) if dom >> i & 1)
 
     def _var(self, name: str, objects) -> tuple[int, bool]:
-        objects = tuple(objects)
+        objects = as_objects(objects)
         got = self.problem.index.get((name, objects))
         if got is None:
             if name not in self.space.choices:
@@ -277,7 +285,7 @@ class Candidate:
         """Restrict a choice instance to a set of values (or an alias)."""
         if isinstance(values, (str, int)):
             values = (values,)
-        d = Decision(str(name), tuple(map(str, objects)), tuple(map(str, values)))
+        d = Decision(str(name), as_objects(objects), tuple(map(str, values)))
         return self.decide(d)
 
     def decide(self, d: Decision) -> Candidate:

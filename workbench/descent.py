@@ -1,110 +1,188 @@
-"""Random descents through a decision space (thesis §4.5.2 and §6.2.2).
+"""Random descents through a decision space (thesis §4.5.2, §6.1.2, §6.2.2):
+the one walk from a candidate down to a fixed candidate that tests, audits,
+size estimates, the CLI and the search's Monte-Carlo rollouts all take.
 
-A descent fixes open choices one at a time, in a fixed choice order (the
-thesis's search specifies choices in an order fixed upfront, most important
-first), taking a random value each time, until the candidate is fixed or
-propagation runs into a dead end. The Knuth estimate of the number of fixed
-candidates is the product of the branching factors met on the way.
+A descent asks its choice order (`workbench.orders`) for the next open
+choice and takes a value:
+- uniformly at random — without `backtrack` a dead end ends the descent
+  (what the thesis's dead-end probability and Knuth's estimate count);
+  with it, the value is dropped and another tried (tests that need fixed
+  candidates, rollouts before the first measurement);
+- with `bound_fn` and a finite `best_ns`, by eq. 6.2: each child with
+  probability ∝ max(T − b, 0), so branches that cannot beat the best are
+  never taken (cause "model" when none can).
+
+Knuth's estimate of the number of fixed candidates is the product of the
+branching factors met on the way (0 after a dead end).
 """
 
 from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .candidate import Candidate
 from .errors import DeadEnd
-
-# Most structural decisions first (tile sizes, then how each loop is
-# implemented, then fusion and nesting); later choices are then mostly forced.
-CHOICE_ORDER = ("size", "dim_kind", "dim_map", "order", "thread_mapping", "mem_space", "cache")
+from .orders import choice_order
 
 
-def next_choice(cand: Candidate, order=CHOICE_ORDER):
-    """The first open choice instance in `order` (then in space order)."""
-    best, best_rank = None, None
-    rank = {name: i for i, name in enumerate(order)}
-    for ch in cand.choices():
-        r = rank.get(ch.name, len(rank))
-        if best_rank is None or r < best_rank:
-            best, best_rank = ch, r
-            if r == 0:
-                break
-    return best
+def weighted_pick(items, weights, rng: random.Random):
+    """Eq. 6.2: pick with probability ∝ weight; None when all weights are 0."""
+    total = sum(weights)
+    if total <= 0:
+        return None
+    x = rng.random() * total
+    for item, w in zip(items, weights):
+        x -= w
+        if x < 0 and w > 0:
+            return item
+    return next(i for i, w in zip(reversed(items), reversed(weights)) if w > 0)
+
+
+def model_weights(bounds, best_ns: float) -> list:
+    """max(T − b, 0) per child; all 1 while nothing was measured."""
+    if not math.isfinite(best_ns):
+        return [1.0] * len(bounds)
+    return [max(best_ns - b, 0.0) for b in bounds]
 
 
 @dataclass
 class Descent:
-    candidate: Candidate | None  # the fixed candidate, None after a dead end
+    candidate: Candidate | None  # the fixed candidate, None when the descent stopped
     depth: int  # decisions taken
-    log10_estimate: float  # log10 of the product of branching factors (Knuth)
-    dead_end: DeadEnd | None = None
-    retries: int = 0  # values that ran into a dead end and were tried again
-    path: tuple = ()  # with keep_path: the candidates from the root down
+    factors: list = field(default_factory=list)  # remaining values of each choice met
+    dead_end: DeadEnd | None = None  # what stopped a uniform descent
+    cause: str | None = None  # why it stopped: "constraints" or "model"
+    retries: int = 0  # values that ran into a dead end on the way
+    path: tuple = ()  # with keep_path: the candidates from the start down
+    bound_ns: float = 0.0  # with bound_fn: the bound of the last candidate reached
+
+    @property
+    def log10_estimate(self) -> float:
+        """log10 of the product of branching factors (Knuth)."""
+        return sum(math.log10(f) for f in self.factors)
 
 
-def descend(root: Candidate, rng: random.Random, backtrack: bool = False,
-            order=CHOICE_ORDER, keep_path: bool = False) -> Descent:
-    """One random descent. With `backtrack`, a value that runs into a dead end
-    is removed and another value of the same choice is tried (a test that
-    needs fixed candidates); without, the descent stops there (the thesis's
-    dead-end probability)."""
-    cand, depth, log10, retries = root, 0, 0.0, 0
-    path = [root]
+def descend(start: Candidate, rng: random.Random, *, order="thesis", backtrack: bool = False,
+            keep_path: bool = False, bound_fn=None, best_ns: float = math.inf,
+            start_bound: float = 0.0) -> Descent:
+    """One random descent from `start` (see the module docstring)."""
+    order = choice_order(order).rollout
+    weighted = bound_fn is not None and math.isfinite(best_ns)
+    cand, b, retries = start, start_bound, 0
+    factors: list = []
+    path = [start]
+
+    def stop(cause, dead_end=None) -> Descent:
+        return Descent(None, len(factors) - 1, factors, dead_end, cause, retries,
+                       tuple(path) if keep_path else (), b)
     while not cand.is_fixed:
-        ch = next_choice(cand, order)
+        ch = order.next(cand, rng=rng)
         values = list(ch.values)
-        log10 += math.log10(len(values))
-        while True:
-            v = values.pop(rng.randrange(len(values)))
-            try:
-                cand = cand.apply(ch.name, ch.objects, v)
-                break
-            except DeadEnd as e:
-                if not backtrack or not values:
-                    return Descent(None, depth, log10, e, retries,
-                                   tuple(path) if keep_path else ())
-                retries += 1
-        depth += 1
+        factors.append(len(values))
+        if not weighted:
+            while True:
+                v = values.pop(rng.randrange(len(values)))
+                try:
+                    cand = cand.apply(ch.name, ch.objects, v)
+                    break
+                except DeadEnd as e:
+                    retries += 1
+                    if not backtrack or not values:
+                        return stop("constraints", e)
+        else:
+            kids, bounds = [], []
+            for v in values:
+                try:
+                    kid = cand.apply(ch.name, ch.objects, v)
+                except DeadEnd:
+                    retries += 1
+                    continue
+                kids.append(kid)
+                bounds.append(max(bound_fn(kid), b))
+            if not kids:
+                return stop("constraints")
+            i = weighted_pick(range(len(kids)), model_weights(bounds, best_ns), rng)
+            if i is None:
+                return stop("model")
+            cand, b = kids[i], bounds[i]
         if keep_path:
             path.append(cand)
-    return Descent(cand, depth, log10, None, retries, tuple(path) if keep_path else ())
+    return Descent(cand, len(factors), factors, None, None, retries,
+                   tuple(path) if keep_path else (), b)
 
 
-def random_fixed(root: Candidate, rng: random.Random, attempts: int = 50) -> Candidate:
-    """A random fixed candidate (descents with backtracking, restarted on failure)."""
+def random_fixed(start: Candidate, rng: random.Random, *, order="thesis",
+                 attempts: int = 50) -> Candidate:
+    """A random fixed candidate below `start` (descents with backtracking,
+    restarted on failure)."""
     last = None
     for _ in range(attempts):
-        d = descend(root, rng, backtrack=True)
+        d = descend(start, rng, order=order, backtrack=True)
         if d.candidate is not None:
             return d.candidate
         last = d.dead_end
     raise last
 
 
-def space_stats(root: Candidate, descents: int, seed: int) -> dict:
-    """Dead-end probability, mean depth and a Knuth estimate of the number of
-    fixed candidates (thesis Tables 4.3 and 6.1) from random descents."""
+@dataclass
+class Probe:
+    """One Knuth probe: a uniform descent without backtracking."""
+
+    factors: list = field(default_factory=list)  # branching factor at each depth
+    reached: int = 0  # depth of the last node reached
+    fixed: bool = False  # ended at a fixed candidate (not a dead end)
+    pruned_at: float = math.inf  # first depth whose node's bound ≥ threshold
+
+    def leaves(self, prune_depth: float = -1) -> float:
+        if not self.fixed or self.pruned_at <= prune_depth:
+            return 0.0
+        return math.prod(self.factors)
+
+    def nodes_at(self, d: int, prune: bool = False) -> float:
+        if self.reached < d or (prune and self.pruned_at <= d):
+            return 0.0
+        return math.prod(self.factors[:d])
+
+
+def knuth_probe(root: Candidate, rng: random.Random, order="thesis", bound_fn=None,
+                threshold: float = math.inf, prune_depth: int = 0) -> Probe:
+    """One Knuth probe; with `bound_fn`, the bound of each node at depth ≤
+    prune_depth is compared with `threshold` (thesis Table 6.3)."""
+    d = descend(root, rng, order=order, keep_path=bound_fn is not None)
+    p = Probe(d.factors, d.depth, d.candidate is not None)
+    if bound_fn is not None:
+        for depth, cand in enumerate(d.path[:prune_depth + 1]):
+            if bound_fn(cand) >= threshold:
+                p.pruned_at = depth
+                break
+    return p
+
+
+def knuth(root: Candidate, probes: int, seed: int = 0, order="thesis", bound_fn=None,
+          threshold: float = math.inf, prune_depth: int = 0) -> list[Probe]:
     rng = random.Random(seed)
-    dead = 0
-    depths: list[int] = []
-    estimates: list[float] = []
-    for _ in range(descents):
-        d = descend(root, rng)
-        if d.candidate is None:
-            dead += 1
-            estimates.append(-math.inf)  # a dead end contributes 0 leaves
-        else:
-            depths.append(d.depth)
-            estimates.append(d.log10_estimate)
-    finite = [e for e in estimates if e != -math.inf]
-    if finite:  # log10 of the mean of 10^e, computed stably
-        top = max(finite)
-        log10_size = top + math.log10(sum(10 ** (e - top) for e in finite) / len(estimates))
+    return [knuth_probe(root, rng, order, bound_fn, threshold, prune_depth)
+            for _ in range(probes)]
+
+
+def space_stats(root: Candidate, descents: int, seed: int, order="thesis") -> dict:
+    """Dead-end probability, mean depth and a Knuth estimate of the number of
+    fixed candidates (thesis Tables 4.3 and 6.1) from `descents` probes."""
+    probes = knuth(root, descents, seed, order)
+    ok = [p for p in probes if p.fixed]
+    logs = [sum(math.log10(f) for f in p.factors) for p in ok]
+    if logs:  # log10 of the mean of 10^e over all probes (dead ends count 0)
+        top = max(logs)
+        log10_size = top + math.log10(sum(10 ** (e - top) for e in logs) / len(probes))
     else:
         log10_size = None
-    mean_depth = sum(depths) / len(depths) if depths else 0.0
-    return {"descents": descents, "dead_ends": dead,
-            "dead_end_probability": dead / descents if descents else 0.0,
-            "mean_depth": mean_depth, "log10_space_size": log10_size}
+    return {"descents": descents, "dead_ends": len(probes) - len(ok),
+            "dead_end_probability": (len(probes) - len(ok)) / descents if descents else 0.0,
+            "mean_depth": sum(p.reached for p in ok) / len(ok) if ok else 0.0,
+            "log10_space_size": log10_size}
+
+
+__all__ = ["Descent", "Probe", "descend", "knuth", "knuth_probe", "model_weights",
+           "random_fixed", "space_stats", "weighted_pick"]

@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .candidate import Candidate, Decision
+from .candidate import Candidate, Decision, as_objects
 from .errors import DeadEnd, InvalidDecision, WorkbenchError
 
 FORMAT = "workbench.explorer/1"
@@ -73,7 +73,7 @@ class Session:
     def apply(self, choice: str, objects, value) -> Candidate:
         """Force a decision; on InvalidDecision or DeadEnd nothing changes."""
         b = self.branch
-        new = b.cand.apply(choice, tuple(objects), value)  # raises before any change
+        new = b.cand.apply(choice, as_objects(objects), value)  # raises before any change
         del b.history[b.pos + 1:]
         b.history.append(new)
         b.pos += 1
@@ -148,7 +148,7 @@ class Session:
     def cached_options(self, choice: str, objects, cand: Candidate | None = None):
         """`options` if already computed, else None (never computes)."""
         cand = cand or self.cand
-        if (cand.digest(), choice, tuple(objects)) in self._kids:
+        if (cand.digest(), choice, as_objects(objects)) in self._kids:
             return self.options(choice, objects, cand)
         return None
 
@@ -159,9 +159,10 @@ class Session:
         candidate costs nothing."""
         from .model.lookahead import lookahead
         cand = cand or self.cand
-        key = (cand.digest(), choice, tuple(objects))
+        objects = as_objects(objects)
+        key = (cand.digest(), choice, objects)
         if key not in self._kids:  # `stop`: see model.lookahead (nothing is cached then)
-            self._kids[key] = lookahead(cand, choice, tuple(objects), self.target,
+            self._kids[key] = lookahead(cand, choice, objects, self.target,
                                         parent=self.bound(cand), stop=stop)
         kids = self._kids[key]
         best = self.best_measured_ns()

@@ -20,14 +20,20 @@ def descent_with_bounds(root, rng: random.Random, targets, attempts: int = 50):
             break
     else:
         raise d.dead_end
-    path = {}
+    return d.candidate, bounds_along(d.path, targets)
+
+
+def bounds_along(path, targets) -> dict:
+    """{target: [(raw_ns, shown_ns) per candidate of `path`]}, each bound
+    given its parent's (the shown value never drops)."""
+    out = {}
     for t in targets:
         parent, steps = None, []
-        for c in d.path:
+        for c in path:
             parent = bound(c, t, parent=parent)
             steps.append((parent.raw_ns, parent.value_ns))
-        path[t] = steps
-    return d.candidate, path
+        out[t] = steps
+    return out
 
 
 def dips(path: dict) -> tuple[int, int]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..candidate import as_objects
 from ..errors import DeadEnd, InvalidDecision
 from .bound import Bound, bound
 
@@ -41,11 +42,12 @@ def lookahead(cand, choice: str, objects, target=None, parent: Bound | None = No
     `stop()`, asked before each value, abandons it (raises Stopped)."""
     parent = parent or bound(cand, target)
     out = []
-    for value in sorted(cand.domain(choice, tuple(objects))):
+    objects = as_objects(objects)
+    for value in sorted(cand.domain(choice, objects)):
         if stop is not None and stop():
-            raise Stopped(f"look-ahead of {choice}{tuple(objects)} stopped")
+            raise Stopped(f"look-ahead of {choice}{objects} stopped")
         try:
-            child = cand.apply(choice, tuple(objects), value)
+            child = cand.apply(choice, objects, value)
         except DeadEnd as exc:
             out.append(Child(value, None, str(exc)))
             continue

@@ -1,9 +1,29 @@
 """Search from any candidate (thesis ch. 6): TAG-MCTS with bound pruning,
 choice orders, space-size estimates, branch and bound, many workers."""
 
+import sys
+import types
+
+from ..orders import REVERSE_ORDER, THESIS_ORDER, DynamicOrder, FixedOrder, choice_order
+from . import thesis
+from .branch_and_bound import BranchAndBound, branch_and_bound, brute_force_schedule, schedule_cost
+from .estimate import Estimate, chen, count_nodes, knuth, space_size
 from .mcts import Search, search
-from .orders import REVERSE_ORDER, THESIS_ORDER, DynamicOrder, FixedOrder, choice_order
 from .tree import TAG, UCT, Node
 
-__all__ = ["REVERSE_ORDER", "TAG", "THESIS_ORDER", "UCT", "DynamicOrder", "FixedOrder", "Node",
-           "Search", "choice_order", "search"]
+__all__ = ["REVERSE_ORDER", "TAG", "THESIS_ORDER", "UCT", "BranchAndBound", "DynamicOrder",
+           "Estimate", "FixedOrder", "Node", "Search", "branch_and_bound", "brute_force_schedule",
+           "chen", "choice_order", "count_nodes", "knuth", "schedule_cost", "search", "space_size",
+           "thesis"]
+
+
+class _CallablePackage(types.ModuleType):
+    """`wb.search(start, backend, **options)` starts a search while
+    `wb.search.thesis`, `wb.search.Search`, … stay reachable: the package
+    itself is callable, so the verb and the package share one name."""
+
+    def __call__(self, start, backend: str = "cpu", **options) -> Search:
+        return search(start, backend, **options)
+
+
+sys.modules[__name__].__class__ = _CallablePackage

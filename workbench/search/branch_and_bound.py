@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..candidate import Candidate
-from .orders import choice_order
+from ..orders import choice_order
 from .tree import CAUSES, children
 
 

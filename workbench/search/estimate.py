@@ -22,11 +22,11 @@ from __future__ import annotations
 import math
 import random
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..candidate import Candidate
-from ..errors import DeadEnd
-from .orders import choice_order
+from ..descent import Probe, knuth, knuth_probe
+from ..orders import choice_order
 from .tree import children
 
 
@@ -54,53 +54,6 @@ class Estimate:
         if self.value >= 1e4:
             return f"{self.value:.2e} ± {self.half_width:.1e}"
         return f"{self.value:.1f} ± {self.half_width:.1f}"
-
-
-@dataclass
-class Probe:
-    factors: list = field(default_factory=list)  # branching factor at each depth
-    reached: int = 0  # depth of the last node reached
-    fixed: bool = False  # ended at a fixed candidate (not a dead end)
-    pruned_at: float = math.inf  # first depth whose node's bound ≥ threshold
-
-    def leaves(self, prune_depth: float = -1) -> float:
-        if not self.fixed or self.pruned_at <= prune_depth:
-            return 0.0
-        return math.prod(self.factors)
-
-    def nodes_at(self, d: int, prune: bool = False) -> float:
-        if self.reached < d or (prune and self.pruned_at <= d):
-            return 0.0
-        return math.prod(self.factors[:d])
-
-
-def knuth_probe(root: Candidate, rng: random.Random, order="thesis", bound_fn=None,
-                threshold: float = math.inf, prune_depth: int = 0) -> Probe:
-    """One random descent; with `bound_fn`, the bound of each node at depth ≤
-    prune_depth is compared with `threshold`."""
-    order = choice_order(order).rollout
-    p, cand = Probe(), root
-    while True:
-        if (bound_fn is not None and p.reached <= prune_depth and p.pruned_at == math.inf
-                and bound_fn(cand) >= threshold):
-            p.pruned_at = p.reached
-        if cand.is_fixed:
-            p.fixed = True
-            return p
-        ch = order.next(cand)
-        p.factors.append(len(ch.values))
-        try:
-            cand = cand.apply(ch.name, ch.objects, rng.choice(ch.values))
-        except DeadEnd:
-            return p
-        p.reached += 1
-
-
-def knuth(root: Candidate, probes: int, seed: int = 0, order="thesis", bound_fn=None,
-          threshold: float = math.inf, prune_depth: int = 0) -> list[Probe]:
-    rng = random.Random(seed)
-    return [knuth_probe(root, rng, order, bound_fn, threshold, prune_depth)
-            for _ in range(probes)]
 
 
 def chen_probe(root: Candidate, rng: random.Random, order="thesis") -> float:

@@ -24,8 +24,8 @@ import uuid
 
 from ..candidate import Candidate, Choice
 from ..errors import WorkbenchError
+from ..orders import choice_order, open_choice, order_spec
 from ..runtime.records import RecordStore
-from .orders import choice_order, open_choice
 from .simulate import backend_for, bound_target, register_root, simulate
 from .tree import CAUSES, Node, expand, model_weights, tree_policy, weighted_pick
 from .workers import InlineExecutor, executor
@@ -104,7 +104,7 @@ class Search:
 
     def _expand(self, node: Node, choice: Choice | None = None) -> None:
         if choice is None:
-            choice = self.order.next(node.cand, self.target)
+            choice = self.order.next(node.cand, target=self.target)
         expand(node, choice, self._bound, self.cuts)
         self.nodes += len(node.children)
 
@@ -148,7 +148,7 @@ class Search:
                 "trail": [d.to_dict() for d in node.cand.trail],
                 "best_ns": self.best_ns if math.isfinite(self.best_ns) else None,
                 "start_bound_ns": node.bound_ns, "seed": self.rng.randrange(2 ** 32),
-                "order": getattr(self.order.rollout, "names", None),
+                "order": order_spec(self.order.rollout),
                 "backend": self.backend_name, "backend_options": self.backend_options,
                 "evaluate": self.backend_name != "cuda",  # GPU runs: one at a time, here
                 "samples": self.samples, "timeout_s": self.timeout_s}

@@ -1,10 +1,7 @@
-"""Monte-Carlo descents (thesis §6.1.2) and the unit of work a search hands
-to a worker: replay a node's trail, descend to a fixed candidate, measure it.
-
-A descent picks each child with probability ∝ max(T − b, 0) (eq. 6.2), T
-the best measured time and b the child's bound, so branches that cannot
-beat the best are never taken and the others in proportion to what they
-could gain. Before the first measurement every child is equally likely.
+"""The unit of work a search hands to a worker (thesis §6.1.2): replay a
+node's trail, take a Monte-Carlo descent to a fixed candidate
+(`workbench.descent`, children weighted by eq. 6.2 once something was
+measured), measure it.
 
 Work travels as plain data (kernel spec, trail, numbers) so that a
 `dask.distributed` worker in another process can run it; each process keeps
@@ -21,9 +18,9 @@ import socket
 import time
 
 from ..candidate import Candidate
-from ..errors import DeadEnd, WorkbenchError
-from .orders import choice_order
-from .tree import model_weights, weighted_pick
+from ..descent import descend
+from ..errors import WorkbenchError
+from ..orders import choice_order
 
 _ROOTS: dict = {}
 _BACKENDS: dict = {}
@@ -61,47 +58,6 @@ def backend_for(name: str, options: dict):
 
 def bound_target(backend) -> object:
     return getattr(backend, "bound_target", backend.target)
-
-
-def rollout(start: Candidate, order, bound_fn, best_ns: float, rng: random.Random,
-            start_bound: float = 0.0):
-    """One descent from `start` to a fixed candidate. Returns (fixed, cause,
-    depth, dead_ends); fixed is None when every child of some choice was cut
-    (cause "constraints" or "model")."""
-    cand, b, depth, dead = start, start_bound, 0, 0
-    measured = math.isfinite(best_ns)
-    while not cand.is_fixed:
-        ch = order.next(cand)
-        values = list(ch.values)
-        if not measured:  # uniform: try values at random until one propagates
-            while True:
-                if not values:
-                    return None, "constraints", depth, dead
-                v = values.pop(rng.randrange(len(values)))
-                try:
-                    cand = cand.apply(ch.name, ch.objects, v)
-                    break
-                except DeadEnd:
-                    dead += 1
-            depth += 1
-            continue
-        kids, bounds = [], []
-        for v in values:
-            try:
-                kid = cand.apply(ch.name, ch.objects, v)
-            except DeadEnd:
-                dead += 1
-                continue
-            kids.append(kid)
-            bounds.append(max(bound_fn(kid), b))
-        if not kids:
-            return None, "constraints", depth, dead
-        i = weighted_pick(range(len(kids)), model_weights(bounds, best_ns), rng)
-        if i is None:
-            return None, "model", depth, dead
-        cand, b = kids[i], bounds[i]
-        depth += 1
-    return cand, None, depth, dead
 
 
 def _replayed(task: dict) -> tuple:
@@ -142,9 +98,9 @@ def simulate(task: dict) -> dict:
         return bound(c, target).value_ns
     fixed, cause, depth, dead = None, None, 0, 0
     for _ in range(task.get("attempts", 4)):
-        fixed, cause, depth, d = rollout(start, order, bound_fn, best, rng,
-                                         task.get("start_bound_ns", 0.0))
-        dead += d
+        d = descend(start, rng, order=order, backtrack=True, bound_fn=bound_fn, best_ns=best,
+                    start_bound=task.get("start_bound_ns", 0.0))
+        fixed, cause, depth, dead = d.candidate, d.cause, d.depth, dead + d.retries
         if fixed is not None:
             break
     out = {"cause": cause, "depth": depth, "dead_ends": dead, "record": None, "trail": None,
@@ -166,4 +122,4 @@ def evaluate_trail(task: dict) -> dict:
     return {"record": rec, "eval_s": seconds, "worker": _worker()}
 
 
-__all__ = ["backend_for", "evaluate_trail", "register_root", "rollout", "root_for", "simulate"]
+__all__ = ["backend_for", "evaluate_trail", "register_root", "root_for", "simulate"]

@@ -18,6 +18,7 @@ import random
 from dataclasses import dataclass, field
 
 from ..candidate import Candidate, Choice
+from ..descent import model_weights, weighted_pick
 from ..errors import DeadEnd, WorkbenchError
 
 CAUSES = ("constraints", "model", "backtrack")
@@ -55,26 +56,6 @@ class Node:
             out.append(n)
             n = n.parent
         return out[::-1]
-
-
-def weighted_pick(items, weights, rng: random.Random):
-    """Eq. 6.2: pick with probability ∝ weight; None when all weights are 0."""
-    total = sum(weights)
-    if total <= 0:
-        return None
-    x = rng.random() * total
-    for item, w in zip(items, weights):
-        x -= w
-        if x < 0 and w > 0:
-            return item
-    return next(i for i, w in zip(reversed(items), reversed(weights)) if w > 0)
-
-
-def model_weights(bounds, best_ns: float) -> list:
-    """max(T − b, 0) per child; all 1 while nothing was measured."""
-    if not math.isfinite(best_ns):
-        return [1.0] * len(bounds)
-    return [max(best_ns - b, 0.0) for b in bounds]
 
 
 class TAG:

@@ -1,0 +1,183 @@
+"""Choice orders: which open choice a descent or a search node branches on
+(thesis §6.3.3). One registry for the whole workbench.
+
+Decisions commute, so the order only shapes the search tree, never the set
+of implementations; specifying the most discriminating choices first lets
+the bound and the statistics tell branches apart close to the root.
+
+- `thesis`: the thesis's fixed order — layout, size, dim_kind,
+  thread_mapping, mem_space, order, cache. Our space has no separate layout
+  choice: the layout of a temporary is decided with `dim_map` (whether a
+  point-to-point communication goes through memory), so dim_map takes
+  layout's role, right before the memory space of what it creates.
+- `reverse`: the same list backwards (the §6.3.3 experiment).
+- `dynamic`: the look-ahead ranking of the bound (`model.rank_choices`, the
+  model gradient of §7.2.2): the choice with the largest guaranteed raise of
+  the bound, then the largest spread; the fixed order when no open choice
+  moves the bound.
+- `random`: any open choice, at random — the order a person takes them in
+  (the laws hold whatever the order; tests walk it).
+
+A user order is any object with `label`, `next(cand, *, target, parent,
+rng)` and `rollout` (the order descents below a search node take); register
+it with `register_order` to name it in a search, a CLI flag or a worker task.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Callable, Protocol, runtime_checkable
+
+from .candidate import Candidate, Choice, as_objects
+from .errors import WorkbenchError
+
+THESIS_ORDER = ("size", "dim_kind", "thread_mapping", "dim_map", "mem_space", "order", "cache")
+REVERSE_ORDER = tuple(reversed(THESIS_ORDER))
+
+
+@runtime_checkable
+class ChoiceOrder(Protocol):
+    label: str
+
+    def next(self, cand: Candidate, *, target=None, parent=None,
+             rng: random.Random | None = None) -> Choice | None: ...
+
+    @property
+    def rollout(self) -> ChoiceOrder: ...
+
+
+def open_choice(cand: Candidate, name: str, objects) -> Choice:
+    """The open choice instance `name(objects)`, values in the space's order."""
+    objects = as_objects(objects)
+    for ch in cand.choices():
+        if ch.name == name and ch.objects == objects:
+            return ch
+    raise WorkbenchError(f"{name}({', '.join(objects)}) is not an open choice of this candidate")
+
+
+class FixedOrder:
+    """The first open choice by generic choice name (then in space order)."""
+
+    def __init__(self, names, label: str | None = None):
+        self.names = tuple(names)
+        self.label = label or ",".join(self.names)
+        self._rank = {name: i for i, name in enumerate(self.names)}
+
+    def next(self, cand: Candidate, *, target=None, parent=None, rng=None) -> Choice | None:
+        best, best_rank = None, None
+        for ch in cand.choices():
+            r = self._rank.get(ch.name, len(self._rank))
+            if best_rank is None or r < best_rank:
+                best, best_rank = ch, r
+                if r == 0:
+                    break
+        return best
+
+    @property
+    def rollout(self) -> FixedOrder:  # the fixed order is cheap enough for descents
+        return self
+
+    def __repr__(self) -> str:
+        return f"FixedOrder({self.label})"
+
+
+class RandomOrder:
+    """Any open choice, uniformly (a person's order). Takes the descent's rng
+    so that a seeded descent stays reproducible."""
+
+    label = "random"
+
+    def next(self, cand: Candidate, *, target=None, parent=None, rng=None) -> Choice | None:
+        open_ = cand.choices()
+        return (rng or random).choice(open_) if open_ else None
+
+    @property
+    def rollout(self) -> RandomOrder:
+        return self
+
+    def __repr__(self) -> str:
+        return "RandomOrder()"
+
+
+class DynamicOrder:
+    """The choice the bound is most sensitive to (look-ahead ranking).
+
+    Ranking costs one model run per remaining value of every choice the
+    bound reads (about a second at the root of matmul 1024), so it orders
+    the tree's expansions only; descents use `fallback`."""
+
+    label = "dynamic"
+
+    def __init__(self, fallback: FixedOrder | None = None):
+        self.fallback = fallback or FixedOrder(THESIS_ORDER, "thesis")
+
+    def next(self, cand: Candidate, *, target=None, parent=None, rng=None) -> Choice | None:
+        from .model.lookahead import rank_choices  # the model is heavy; orders are not
+        try:
+            ranked = rank_choices(cand, target, limit=1, parent=parent)
+        except WorkbenchError:  # a space the GPU model does not read
+            ranked = []
+        if ranked and (ranked[0].guaranteed_ns > 0 or ranked[0].spread_ns > 0):
+            return open_choice(cand, ranked[0].choice, ranked[0].objects)
+        return self.fallback.next(cand)
+
+    @property
+    def rollout(self) -> FixedOrder:
+        return self.fallback
+
+    def __repr__(self) -> str:
+        return "DynamicOrder()"
+
+
+_ORDERS: dict[str, Callable[[], ChoiceOrder]] = {
+    "thesis": lambda: FixedOrder(THESIS_ORDER, "thesis"),
+    "reverse": lambda: FixedOrder(REVERSE_ORDER, "reverse"),
+    "dynamic": DynamicOrder,
+    "random": RandomOrder,
+}
+
+
+def register_order(name: str, factory: Callable[[], ChoiceOrder]) -> None:
+    """Name a choice order (a factory of objects following `ChoiceOrder`)."""
+    if not isinstance(name, str) or not name:
+        raise WorkbenchError(f"a choice order needs a non-empty name, got {name!r}")
+    _ORDERS[name] = factory
+
+
+def order_names() -> tuple[str, ...]:
+    return tuple(_ORDERS)
+
+
+def choice_order(spec=None) -> ChoiceOrder:
+    """A registered name (default "thesis"), a list of choice names, or an
+    order object (returned as is)."""
+    if spec is None:
+        spec = "thesis"
+    if isinstance(spec, str):
+        if spec not in _ORDERS:
+            raise WorkbenchError(f"unknown choice order {spec!r}: use one of "
+                                 f"{', '.join(_ORDERS)} or a list of choice names")
+        return _ORDERS[spec]()
+    if isinstance(spec, (list, tuple)) and spec and all(isinstance(s, str) for s in spec):
+        return FixedOrder(spec)
+    if isinstance(spec, ChoiceOrder):
+        return spec
+    raise WorkbenchError(f"unknown choice order {spec!r}: use one of {', '.join(_ORDERS)}, "
+                         "a list of choice names or an object with next() and rollout")
+
+
+def order_spec(order: ChoiceOrder):
+    """What names `order` in plain data (a worker task, a record): its
+    registered label, else its list of choice names."""
+    if getattr(order, "label", None) in _ORDERS:
+        return order.label
+    names = getattr(order, "names", None)
+    if names is None:
+        raise WorkbenchError(f"choice order {order!r} has no registered name: register_order it "
+                             "to use it in a search's workers")
+    return list(names)
+
+
+__all__ = ["REVERSE_ORDER", "THESIS_ORDER", "ChoiceOrder", "DynamicOrder", "FixedOrder",
+           "RandomOrder", "choice_order", "open_choice", "order_names", "order_spec",
+           "register_order"]
