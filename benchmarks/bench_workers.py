@@ -19,10 +19,10 @@ import time
 
 import workbench as wb
 from workbench.descent import random_fixed
-from workbench.search.simulate import evaluate_trail
+from workbench.search.simulate import Task, evaluate_trail
 
 
-def _replay(task: dict) -> int:
+def _replay(task: Task) -> int:
     from workbench.search.simulate import _replayed
     return len(_replayed(task)[0].trail)
 
@@ -41,11 +41,11 @@ def throughput(tasks, workers: int, warm_all: bool) -> dict:
         futs = [client.submit(evaluate_trail, t, pure=False) for t in tasks]
         outs = client.gather(futs)
         dt = time.perf_counter() - t0
-    ok = sum(o["record"]["status"] == "ok" for o in outs)
+    ok = sum(o.record.status == "ok" for o in outs)
     return {"workers": workers, "warm": warm_all, "evaluations": len(tasks), "ok": ok, "seconds": dt,
             "per_second": len(tasks) / dt,
-            "eval_s_mean": sum(o["eval_s"] for o in outs) / len(outs),
-            "distinct_workers": len({o["worker"] for o in outs})}
+            "eval_s_mean": sum(o.eval_s for o in outs) / len(outs),
+            "distinct_workers": len({o.worker for o in outs})}
 
 
 def main() -> None:
@@ -58,8 +58,7 @@ def main() -> None:
     root = wb.Candidate.root(kernel)
     rng = random.Random(args.seed)
     fixed = [random_fixed(root, rng) for _ in range(args.candidates)]
-    tasks = [{"kernel": kernel.spec(), "space": "gpu",
-              "trail": [d.to_dict() for d in c.trail], "backend": "cpu"} for c in fixed]
+    tasks = [Task(kernel.spec(), "gpu", [d.to_dict() for d in c.trail]) for c in fixed]
     result = {"kernel": "matmul 256x256x32", "candidates": len(tasks)}
     for label, warm_all in (("evaluation", True), ("cold", False)):
         one, two = throughput(tasks, 1, warm_all), throughput(tasks, 2, warm_all)

@@ -21,7 +21,7 @@ from workbench.model import bound
 from workbench.orders import FixedOrder, order_spec, register_order
 from workbench.runtime import evaluate
 from workbench.runtime.records import RecordStore
-from workbench.search import TAG, UCT, Node, Search, choice_order
+from workbench.search import TAG, UCT, Node, Search, SearchOptions, choice_order, register_policy
 from workbench.search.branch_and_bound import (
     branch_and_bound,
     brute_force_schedule,
@@ -205,6 +205,34 @@ def test_uct_and_dynamic_order_search(tmp_path):
     s = Search(_root(), "cpu", budget=3, workers=0, store=None, policy="uct", order="dynamic")
     out = s.run()
     assert out["evaluations"] == 3 and out["policy"] == "uct" and out["order"] == "dynamic"
+
+
+class LowestBound:
+    """A user's tree policy: always the live child with the lowest bound."""
+    name = "lowest_bound"
+
+    def select(self, node, live, best_ns, rng):
+        return min(live, key=lambda c: c.bound_ns)
+
+    def update(self, path, time_ns, best_ns):
+        pass
+
+
+def test_user_policy_and_options():
+    """A registered tree policy and a user order drive a search by name; the
+    options are one typed record, and a misspelt one is named."""
+    register_policy("lowest_bound", LowestBound)
+    register_order("sizes_last", lambda: FixedOrder(("dim_kind", "size"), "sizes_last"))
+    opts = SearchOptions(budget=2, workers=0, store=None, policy="lowest_bound",
+                         order="sizes_last")
+    s = Search(_root(), "cpu", opts)
+    out = s.run()
+    assert out["evaluations"] == 2 and out["policy"] == "lowest_bound"
+    assert out["order"] == "sizes_last" and s.root.choice.name == "dim_kind"
+    with pytest.raises(wb.WorkbenchError, match="unknown search option.*budgett"):
+        Search(_root(), "cpu", budgett=3)
+    with pytest.raises(wb.WorkbenchError, match="unknown tree policy"):
+        Search(_root(), "cpu", budget=1, policy="sideways")
 
 
 def test_search_on_dask_workers(tmp_path):

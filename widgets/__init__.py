@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from .domains import domain_table_html, show_domains
 from .explorer import CandidateExplorer, Tab, explore
+from .poly_view import fcg_figure, mars_figure
 from .search_view import SearchProgress, run_live
+from .timings_view import timing_figures
 from .volume_view import region_heatmap
 
 __all__ = ["CandidateExplorer", "SearchProgress", "Tab", "domain_table_html", "explore",
-           "region_heatmap", "run_live", "show_domains"]
+           "fcg_figure", "mars_figure", "region_heatmap", "run_live", "show_domains",
+           "timing_figures"]

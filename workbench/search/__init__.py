@@ -8,13 +8,15 @@ from ..orders import REVERSE_ORDER, THESIS_ORDER, DynamicOrder, FixedOrder, choi
 from . import thesis
 from .branch_and_bound import BranchAndBound, branch_and_bound, brute_force_schedule, schedule_cost
 from .estimate import Estimate, chen, count_nodes, knuth, space_size
-from .mcts import Search, search
-from .tree import TAG, UCT, Node
+from .mcts import Search, SearchOptions, search
+from .tree import TAG, UCT, Node, TreePolicy, register_policy
 
-__all__ = ["REVERSE_ORDER", "TAG", "THESIS_ORDER", "UCT", "BranchAndBound", "DynamicOrder",
-           "Estimate", "FixedOrder", "Node", "Search", "branch_and_bound", "brute_force_schedule",
-           "chen", "choice_order", "count_nodes", "knuth", "schedule_cost", "search", "space_size",
-           "thesis"]
+__all__ = [
+    "REVERSE_ORDER", "TAG", "THESIS_ORDER", "UCT", "BranchAndBound", "DynamicOrder", "Estimate",
+    "FixedOrder", "Node", "Search", "SearchOptions", "TreePolicy", "branch_and_bound",
+    "brute_force_schedule", "chen", "choice_order", "count_nodes", "knuth", "register_policy",
+    "schedule_cost", "search", "space_size", "thesis",
+]
 
 
 class _CallablePackage(types.ModuleType):

@@ -21,49 +21,89 @@ import random
 import threading
 import time
 import uuid
+from dataclasses import dataclass, field, fields, replace
 
 from ..candidate import Candidate, Choice
 from ..errors import WorkbenchError
 from ..orders import choice_order, open_choice, order_spec
 from ..runtime.records import RecordStore
-from .simulate import backend_for, bound_target, register_root, simulate
+from .simulate import Task, backend_for, bound_target, register_root, simulate
 from .tree import CAUSES, Node, expand, model_weights, tree_policy, weighted_pick
 from .workers import InlineExecutor, executor
 
 
+@dataclass(frozen=True)
+class SearchOptions:
+    """Everything a search can be told, in one typed place (the keyword
+    arguments of `Search` and `wb.search`)."""
+    # what it may spend: evaluations, seconds (at least one of them)
+    budget: int | None = 200
+    time_s: float | None = None
+    # how it walks: a tree policy and a choice order (registered names or objects)
+    policy: object = "tag"
+    order: object = "thesis"
+    seed: int = 0
+    # how it measures
+    samples: int = 10
+    timeout_s: float = 10.0
+    backend_options: dict = field(default_factory=dict)
+    # where: workers=None a LocalCluster with one worker per core, 0 this process;
+    # or a dask.distributed `client`; `in_flight` evaluations at once
+    workers: int | None = None
+    client: object = None
+    in_flight: int | None = None
+    # records: a store ("default", a path, a RecordStore or None), an id, a
+    # search to resume from that store
+    store: object = "default"
+    search_id: str | None = None
+    resume: str | None = None
+    callbacks: tuple = ()  # each called with the Search after every evaluation
+
+    def __post_init__(self):
+        if self.budget is None and self.time_s is None:
+            raise WorkbenchError("a search needs a budget (evaluations) or a time limit")
+        if self.budget is not None and (not isinstance(self.budget, int) or self.budget < 1):
+            raise WorkbenchError("budget must be a positive number of evaluations, got "
+                                 f"{self.budget!r}")
+
+    @classmethod
+    def of(cls, options: SearchOptions | None = None, **changes) -> SearchOptions:
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(changes) - names)
+        if unknown:
+            raise WorkbenchError(f"unknown search option(s) {', '.join(unknown)}: the options are "
+                                 f"{', '.join(sorted(names))}")
+        return replace(options or cls(budget=changes.get("budget", 200),
+                                      time_s=changes.get("time_s")), **changes)
+
+
 class Search:
     """A search from `start` (any candidate: the root, or one a person has
-    partly decided). `run()` returns `summary()`; `best_candidate()` gives
-    the best implementation back as a candidate with its trail."""
+    partly decided), with `SearchOptions` given whole or as keywords.
+    `run()` returns `summary()`; `best_candidate()` gives the best
+    implementation back as a candidate with its trail."""
 
-    def __init__(self, start: Candidate, backend: str = "cpu", *, budget: int | None = 200,
-                 time_s: float | None = None, policy="tag", order="thesis",
-                 workers: int | None = None, client=None, store="default",
-                 search_id: str | None = None, resume: str | None = None, seed: int = 0,
-                 samples: int = 10, timeout_s: float = 10.0, backend_options: dict | None = None,
-                 callbacks=(), in_flight: int | None = None):
-        if budget is None and time_s is None:
-            raise WorkbenchError("a search needs a budget (evaluations) or a time limit")
-        if budget is not None and (not isinstance(budget, int) or budget < 1):
-            raise WorkbenchError(f"budget must be a positive number of evaluations, got {budget!r}")
+    def __init__(self, start: Candidate, backend: str = "cpu",
+                 options: SearchOptions | None = None, **changes):
+        o = self.options = SearchOptions.of(options, **changes)
         self.start = start
         self.spec, self.space = register_root(start)
         self.backend_name = backend
-        self.backend_options = dict(backend_options or {})
+        self.backend_options = dict(o.backend_options)
         self.backend = backend_for(backend, self.backend_options)
         self.target = bound_target(self.backend)
-        self.budget, self.time_s = budget, time_s
-        self.policy = tree_policy(policy)
-        self.order = choice_order(order)
-        # default: a LocalCluster with one worker per core; 0: in this process
-        self.workers = (os.cpu_count() or 1) if workers is None and client is None else workers
-        self.client = client
-        self.store = RecordStore.open(store)
-        self.samples, self.timeout_s = samples, timeout_s
-        self.callbacks = list(callbacks)
-        self.in_flight = in_flight
-        self.rng = random.Random(seed)
-        self.seed = seed
+        self.budget, self.time_s = o.budget, o.time_s
+        self.policy = tree_policy(o.policy)
+        self.order = choice_order(o.order)
+        self.workers = ((os.cpu_count() or 1) if o.workers is None and o.client is None
+                        else o.workers)
+        self.client = o.client
+        self.store = RecordStore.open(o.store)
+        self.samples, self.timeout_s = o.samples, o.timeout_s
+        self.callbacks = list(o.callbacks)
+        self.in_flight = o.in_flight
+        self.rng = random.Random(o.seed)
+        self.seed = o.seed
         self.cuts = {c: 0 for c in CAUSES}
         self.failures: dict = {"constraints": 0, "model": 0, "error": 0}
         self.errors: list = []
@@ -76,9 +116,10 @@ class Search:
         self.elapsed_s = 0.0
         self._stop = threading.Event()
         self.root = Node(start, self._bound(start))
-        self.search_id = resume or search_id or f"{start.kernel.name}-{uuid.uuid4().hex[:8]}"
-        if resume:
-            self._resume(resume)
+        self.search_id = (o.resume or o.search_id
+                          or f"{start.kernel.name}-{uuid.uuid4().hex[:8]}")
+        if o.resume:
+            self._resume(o.resume)
 
     # ------------------------------------------------------------ model
     def _bound(self, cand: Candidate) -> float:
@@ -143,15 +184,14 @@ class Search:
         return None
 
     # ------------------------------------------------------------ tasks
-    def _task(self, node: Node) -> dict:
-        return {"kernel": self.spec, "space": self.space,
-                "trail": [d.to_dict() for d in node.cand.trail],
-                "best_ns": self.best_ns if math.isfinite(self.best_ns) else None,
-                "start_bound_ns": node.bound_ns, "seed": self.rng.randrange(2 ** 32),
-                "order": order_spec(self.order.rollout),
-                "backend": self.backend_name, "backend_options": self.backend_options,
-                "evaluate": self.backend_name != "cuda",  # GPU runs: one at a time, here
-                "samples": self.samples, "timeout_s": self.timeout_s}
+    def _task(self, node: Node) -> Task:
+        return Task(self.spec, self.space, [d.to_dict() for d in node.cand.trail],
+                    backend=self.backend_name, backend_options=self.backend_options,
+                    order=order_spec(self.order.rollout), seed=self.rng.randrange(2 ** 32),
+                    best_ns=self.best_ns if math.isfinite(self.best_ns) else None,
+                    start_bound_ns=node.bound_ns,
+                    evaluate=self.backend_name != "cuda",  # GPU runs: one at a time, here
+                    samples=self.samples, timeout_s=self.timeout_s)
 
     def _absorb(self, path: list, fut) -> None:
         try:
@@ -160,14 +200,14 @@ class Search:
             self.failures["error"] += 1
             self.errors.append(f"{type(exc).__name__}: {exc}")
             return
-        if out["trail"] is None:
-            self.failures[out["cause"]] += 1
+        if out.trail is None:
+            self.failures[out.cause] += 1
             return
-        rec = out["record"]
+        rec = out.record
         if rec is None:  # measured here: one evaluation per device at a time
             from ..runtime.evaluator import evaluate
             root = self.start.problem.root_problem
-            cand = Candidate.replay(root.kernel, out["trail"], self.space)
+            cand = Candidate.replay(root.kernel, out.trail, self.space)
             rec = evaluate([cand], self.backend, store=None, samples=self.samples,
                            timeout_s=self.timeout_s)[0]
         leaf = path[-1]
@@ -176,8 +216,8 @@ class Search:
             "order": self.order.label,
             "path": [[c, list(o), v] for c, o, v in leaf.decisions()],
             "start_trail": [d.to_dict() for d in self.start.trail],
-            "start_digest": self.start.digest(), "worker": out.get("worker"),
-            "rollout_s": out.get("rollout_s"), "eval_s": out.get("eval_s"),
+            "start_digest": self.start.digest(), "worker": out.worker,
+            "rollout_s": out.rollout_s, "eval_s": out.eval_s,
             "elapsed_s": self.elapsed_s + time.perf_counter() - self._t0})
         if self.store is not None:
             self.store.append([rec])
@@ -339,4 +379,4 @@ def search(start: Candidate, backend: str = "cpu", **options) -> Search:
     return s
 
 
-__all__ = ["Search", "search"]
+__all__ = ["Search", "SearchOptions", "search"]

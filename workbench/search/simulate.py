@@ -16,11 +16,13 @@ import os
 import random
 import socket
 import time
+from dataclasses import dataclass, field
 
 from ..candidate import Candidate
 from ..descent import descend
 from ..errors import WorkbenchError
 from ..orders import choice_order
+from ..runtime.records import Record
 
 _ROOTS: dict = {}
 _BACKENDS: dict = {}
@@ -60,20 +62,55 @@ def bound_target(backend) -> object:
     return getattr(backend, "bound_target", backend.target)
 
 
-def _replayed(task: dict) -> tuple:
+@dataclass(frozen=True)
+class Task:
+    """What a search hands to a worker: plain data, so it pickles to another
+    process. The start candidate is `trail` replayed on the kernel `kernel`
+    (a spec) in `space`."""
+    kernel: dict
+    space: str
+    trail: list  # Decision.to_dict() of each decision
+    backend: str = "cpu"
+    backend_options: dict = field(default_factory=dict)
+    order: str | list = "thesis"  # orders.order_spec of the descent's order
+    seed: int = 0  # of the descent
+    best_ns: float | None = None  # T of eq. 6.2; None before the first measurement
+    start_bound_ns: float = 0.0
+    attempts: int = 4  # descents tried before giving up
+    evaluate: bool = True  # False: the caller measures (a GPU, one run at a time)
+    samples: int = 10
+    timeout_s: float = 10.0
+    data_seed: int = 0  # of the kernel's inputs
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a worker sends back. `trail` is None when every descent was cut
+    (`cause`: "constraints" or "model"); `record` None when not measured."""
+    cause: str | None = None
+    depth: int = 0
+    dead_ends: int = 0
+    trail: list | None = None
+    record: Record | None = None
+    worker: str = ""
+    rollout_s: float = 0.0
+    eval_s: float = 0.0
+
+
+def _replayed(task: Task) -> tuple:
     """The task's candidate (its trail replayed on this process's root) and
     its backend."""
-    root = root_for(task["kernel"], task["space"])
-    cand = Candidate.replay(root.kernel, task["trail"], task["space"])
-    return cand, backend_for(task["backend"], task.get("backend_options", {}))
+    root = root_for(task.kernel, task.space)
+    cand = Candidate.replay(root.kernel, task.trail, task.space)
+    return cand, backend_for(task.backend, task.backend_options)
 
 
-def _measure(cand: Candidate, backend, task: dict) -> tuple[dict, float]:
+def _measure(cand: Candidate, backend, task: Task) -> tuple[Record, float]:
     """The record of one fixed candidate and the seconds it took."""
     from ..runtime.evaluator import evaluate
     t0 = time.perf_counter()
-    rec = evaluate([cand], backend, store=None, samples=task.get("samples", 10),
-                   timeout_s=task.get("timeout_s", 10.0), seed=task.get("data_seed", 0))[0]
+    rec = evaluate([cand], backend, store=None, samples=task.samples,
+                   timeout_s=task.timeout_s, seed=task.data_seed)[0]
     return rec, time.perf_counter() - t0
 
 
@@ -81,45 +118,43 @@ def _worker() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def simulate(task: dict) -> dict:
-    """Replay `task["trail"]`, descend (up to `attempts` times) and, unless
-    `task["evaluate"]` is false, measure the fixed candidate on the task's
+def simulate(task: Task) -> Outcome:
+    """Replay the task's trail, descend (up to `attempts` times) and, unless
+    `task.evaluate` is false, measure the fixed candidate on the task's
     backend. Never raises for a failed kernel: that is the record's status."""
     from ..model import bound
     t0 = time.perf_counter()
     start, backend = _replayed(task)
     target = bound_target(backend)
-    order = choice_order(task.get("order")).rollout
-    rng = random.Random(task["seed"])
-    best = task.get("best_ns", math.inf)
-    best = math.inf if best is None else best
+    order = choice_order(task.order).rollout
+    rng = random.Random(task.seed)
+    best = math.inf if task.best_ns is None else task.best_ns
 
     def bound_fn(c):
         return bound(c, target).value_ns
     fixed, cause, depth, dead = None, None, 0, 0
-    for _ in range(task.get("attempts", 4)):
+    for _ in range(task.attempts):
         d = descend(start, rng, order=order, backtrack=True, bound_fn=bound_fn, best_ns=best,
-                    start_bound=task.get("start_bound_ns", 0.0))
+                    start_bound=task.start_bound_ns)
         fixed, cause, depth, dead = d.candidate, d.cause, d.depth, dead + d.retries
         if fixed is not None:
             break
-    out = {"cause": cause, "depth": depth, "dead_ends": dead, "record": None, "trail": None,
-           "worker": _worker(), "rollout_s": time.perf_counter() - t0, "eval_s": 0.0}
     if fixed is None:
-        return out
-    out["trail"] = [d.to_dict() for d in fixed.trail]
-    if task.get("evaluate", True):
-        out["record"], out["eval_s"] = _measure(fixed, backend, task)
-    return out
+        return Outcome(cause, depth, dead, worker=_worker(), rollout_s=time.perf_counter() - t0)
+    rollout_s = time.perf_counter() - t0
+    rec, eval_s = _measure(fixed, backend, task) if task.evaluate else (None, 0.0)
+    return Outcome(None, depth, dead, [d.to_dict() for d in fixed.trail], rec, _worker(),
+                   rollout_s, eval_s)
 
 
-def evaluate_trail(task: dict) -> dict:
+def evaluate_trail(task: Task) -> Outcome:
     """Replay a fixed trail and measure it (a worker's evaluation alone)."""
     cand, backend = _replayed(task)
     if not cand.is_fixed:
         raise WorkbenchError("evaluate_trail needs the trail of a fixed candidate")
     rec, seconds = _measure(cand, backend, task)
-    return {"record": rec, "eval_s": seconds, "worker": _worker()}
+    return Outcome(trail=task.trail, record=rec, worker=_worker(), eval_s=seconds)
 
 
-__all__ = ["backend_for", "evaluate_trail", "register_root", "root_for", "simulate"]
+__all__ = ["Outcome", "Task", "backend_for", "evaluate_trail", "register_root", "root_for",
+           "simulate"]

@@ -16,6 +16,7 @@ import bisect
 import math
 import random
 from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 from ..candidate import Candidate, Choice
 from ..descent import model_weights, weighted_pick
@@ -125,14 +126,39 @@ class UCT:
             node.reward += r
 
 
-def tree_policy(spec):
-    if isinstance(spec, (TAG, UCT)):
+@runtime_checkable
+class TreePolicy(Protocol):
+    """How a search walks its tree: `select` one of a node's live children
+    (not cut), `update` the statistics of a path after a measurement."""
+    name: str
+
+    def select(self, node: Node, live: list, best_ns: float, rng: random.Random) -> Node: ...
+
+    def update(self, path: list, time_ns: float, best_ns: float) -> None: ...
+
+
+_POLICIES: dict = {"tag": TAG, "uct": UCT}
+
+
+def register_policy(name: str, factory) -> None:
+    """Name a tree policy (a factory of objects following `TreePolicy`)."""
+    if not isinstance(name, str) or not name:
+        raise WorkbenchError(f"a tree policy needs a non-empty name, got {name!r}")
+    _POLICIES[name] = factory
+
+
+def tree_policy(spec=None) -> TreePolicy:
+    """A registered name (default "tag") or a policy object (returned as is)."""
+    if spec is None:
+        spec = "tag"
+    if isinstance(spec, str):
+        if spec not in _POLICIES:
+            raise WorkbenchError(f"unknown tree policy {spec!r}: use one of {', '.join(_POLICIES)}")
+        return _POLICIES[spec]()
+    if isinstance(spec, TreePolicy):
         return spec
-    if spec in (None, "tag"):
-        return TAG()
-    if spec == "uct":
-        return UCT()
-    raise WorkbenchError(f"unknown tree policy {spec!r}: use tag or uct")
+    raise WorkbenchError(f"unknown tree policy {spec!r}: use one of {', '.join(_POLICIES)} or an "
+                         "object with name, select() and update()")
 
 
 def children(cand: Candidate, choice: Choice) -> tuple[list, int]:
@@ -159,5 +185,5 @@ def expand(node: Node, choice: Choice, bound_fn, cuts: dict) -> None:
         cuts["backtrack"] += 1
 
 
-__all__ = ["CAUSES", "TAG", "UCT", "Node", "children", "expand", "model_weights", "tree_policy",
-           "weighted_pick"]
+__all__ = ["CAUSES", "TAG", "UCT", "Node", "TreePolicy", "children", "expand", "model_weights",
+           "register_policy", "tree_policy", "weighted_pick"]
