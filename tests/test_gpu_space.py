@@ -160,3 +160,22 @@ def test_decisions_commute_and_domains_shrink(i, j, vi, vj):
     for ch in ab.choices(include_fixed=True):
         if (ch.name, ch.objects) in AXPY.problem.index:  # lowering may add choices
             assert set(ab.domain(ch.name, ch.objects)) <= set(AXPY.domain(ch.name, ch.objects))
+
+
+def test_value_names_the_engine_reads_are_the_spaces(tmp_path):
+    import re
+
+    from workbench.space import DimKind, MemSpace, check_values, load_space
+    from workbench.space.values import BASIC_BLOCK
+
+    check_values(load_space("gpu"))
+    check_values(load_space("basic_block"), BASIC_BLOCK)
+    assert DimKind.UNROLL == "UNROLL" and str(MemSpace.SHARED) == "SHARED"
+    assert {"UNROLL"} == {DimKind.UNROLL} and f"{DimKind.LOOP}" == "LOOP"
+    renamed = tmp_path / "gpu_renamed.space"
+    renamed.write_text(re.sub(r"\bSHARED\b", "SHMEM", load_space("gpu").text))
+    space = load_space(str(renamed))  # compiles: only the engine's Python misses the name
+    with pytest.raises(wb.SpaceError, match=r"choice 'mem_space' has no value SHARED"):
+        check_values(space)
+    with pytest.raises(wb.SpaceError, match="SHARED"):  # the model checks its space
+        wb.bound(wb.Candidate.root(build("axpy"), space=space))

@@ -13,6 +13,7 @@ memory by every thread of the block, A read as float4 where its layout allows.
 from __future__ import annotations
 
 from .errors import WorkbenchError
+from .space.values import Cache, DimKind, DimMap, MemSpace, Order, ThreadMapping
 
 
 def register_tiled_matmul(kernel, *, tm: int = 4, tn: int = 4, threads: int = 16,
@@ -42,17 +43,17 @@ def register_tiled_matmul(kernel, *, tm: int = 4, tn: int = 4, threads: int = 16
     dec("size", ("c_n1",), threads_n)
     dec("size", ("c_n2",), tn)
     dec("size", ("c_k1",), bk)
+    loop, block, thread, unroll = DimKind.LOOP, DimKind.BLOCK, DimKind.THREAD, DimKind.UNROLL
+    vec = DimKind.VECTOR if vector and tm in (2, 4) else unroll
     kinds = {
-        "c_m0": "BLOCK", "c_n0": "BLOCK", "c_m1": "THREAD", "c_n1": "THREAD",
-        "c_m2": "UNROLL", "c_n2": "UNROLL", "c_k0": "LOOP", "c_k1": "UNROLL",
-        "i_m1": "THREAD", "i_n1": "THREAD", "i_m2": "UNROLL", "i_n2": "UNROLL",
-        "s_m1": "THREAD", "s_n1": "THREAD", "s_m2": "VECTOR" if vector and tm in (2, 4)
-        else "UNROLL", "s_n2": "UNROLL",
+        "c_m0": block, "c_n0": block, "c_m1": thread, "c_n1": thread,
+        "c_m2": unroll, "c_n2": unroll, "c_k0": loop, "c_k1": unroll,
+        "i_m1": thread, "i_n1": thread, "i_m2": unroll, "i_n2": unroll,
+        "s_m1": thread, "s_n1": thread, "s_m2": vec, "s_n2": unroll,
         # the staged tiles: A by (m1 on y, k1 on x, m2 as a vector), B by
         # (n1 on y, k1 on x, n2 unrolled): coalesced along x
-        "a_m1": "THREAD", "a_k1": "THREAD", "a_m2": "VECTOR" if vector and tm in (2, 4)
-        else "UNROLL",
-        "b_n1": "THREAD", "b_k1": "THREAD", "b_n2": "UNROLL",
+        "a_m1": thread, "a_k1": thread, "a_m2": vec,
+        "b_n1": thread, "b_k1": thread, "b_n2": unroll,
     }
     for d, v in kinds.items():
         dec("dim_kind", (d,), v)
@@ -60,29 +61,30 @@ def register_tiled_matmul(kernel, *, tm: int = 4, tn: int = 4, threads: int = 16
     for a, b in (("c_m0", "a_m0"), ("c_m0", "i_m0"), ("c_m0", "s_m0"),
                  ("c_n0", "b_n0"), ("c_n0", "i_n0"), ("c_n0", "s_n0"),
                  ("c_k0", "a_k0"), ("c_k0", "b_k0")):
-        dec("order", (a, b), "MERGED")
+        dec("order", (a, b), Order.MERGED)
     # threads: y holds the m1 strips (and n1 of B's copy), x the n1 and k1 ones
     for a, b in (("c_m1", "i_m1"), ("c_m1", "s_m1"), ("c_m1", "a_m1"), ("c_m1", "b_n1"),
                  ("c_n1", "i_n1"), ("c_n1", "s_n1"), ("c_n1", "a_k1"), ("c_n1", "b_k1")):
-        dec("thread_mapping", (a, b), "MAPPED")
+        dec("thread_mapping", (a, b), ThreadMapping.MAPPED)
     # inputs through the read-only path, the output past L1
-    for inst, v in (("ld_a", "READ_ONLY"), ("ld_b", "READ_ONLY"), ("st_c", "L2")):
-        out.append(("cache", (inst,), v))
+    for inst, v in (("ld_a", Cache.READ_ONLY), ("ld_b", Cache.READ_ONLY), ("st_c", Cache.L2)):
+        out.append(("cache", (inst,), v.value))
     # nesting, outer to inner
     for a, b in (("c_m0", "c_n0"), ("c_m1", "c_n1"), ("c_k0", "c_m1"), ("c_n1", "c_k1"), ("c_k1", "c_m2"),
                  ("c_m2", "c_n2"), ("i_m1", "i_n1"), ("i_n1", "i_m2"), ("i_m2", "i_n2"),
                  ("s_m1", "s_n1"), ("s_n1", "s_n2"), ("s_n2", "s_m2"),
                  ("a_m1", "a_k1"), ("a_k1", "a_m2"), ("b_n1", "b_k1"), ("b_k1", "b_n2")):
-        dec("order", (a, b), "OUT")
+        dec("order", (a, b), Order.OUT)
     # phases: initialise, then per k iteration copy A, copy B, compute; store
     for a, b in (("i_m1", "c_k0"), ("a_m1", "b_n1"), ("b_n1", "c_m1"), ("c_k0", "s_m1")):
-        dec("order", (a, b), "BEFORE")
+        dec("order", (a, b), Order.BEFORE)
     # the accumulators: in the same thread, and in registers along the unrolled strips
-    for a, b, v in (("i_m1", "c_m1", "THREADS"), ("i_n1", "c_n1", "THREADS"),
-                    ("i_m2", "c_m2", "REGISTERS"), ("i_n2", "c_n2", "REGISTERS"),
-                    ("c_m1", "s_m1", "THREADS"), ("c_n1", "s_n1", "THREADS"),
-                    ("c_m2", "s_m2", "REGISTERS"), ("c_n2", "s_n2", "REGISTERS"),
-                    ("a_m1", "c_m1", "MEMORY"), ("b_n1", "c_n1", "MEMORY")):
+    via_threads, via_regs = DimMap.THREADS, DimMap.REGISTERS
+    for a, b, v in (("i_m1", "c_m1", via_threads), ("i_n1", "c_n1", via_threads),
+                    ("i_m2", "c_m2", via_regs), ("i_n2", "c_n2", via_regs),
+                    ("c_m1", "s_m1", via_threads), ("c_n1", "s_n1", via_threads),
+                    ("c_m2", "s_m2", via_regs), ("c_n2", "s_n2", via_regs),
+                    ("a_m1", "c_m1", DimMap.MEMORY), ("b_n1", "c_n1", DimMap.MEMORY)):
         dec("dim_map", (a, b), v)
     return out
 
@@ -92,11 +94,12 @@ def lowered_decisions(kernel) -> list[tuple]:
     of the candidate after the lowering): the staged tiles in shared memory,
     each tile of A read from it once per register row, A's before B's."""
     lab = kernel.dims_by_label()
-    out = [("mem_space", (a.name,), "SHARED") for a in kernel.arrays() if a.temporary]
+    shared = MemSpace.SHARED.value
+    out = [("mem_space", (a.name,), shared) for a in kernel.arrays() if a.temporary]
     names = {i.name for i in kernel.instructions()}
     if {"ld_ld_a_mad", "ld_ld_b_mad"} <= names:
-        out += [("order", ("ld_ld_a_mad", lab["c_n2"]), "BEFORE"),
-                ("order", ("ld_ld_a_mad", "ld_ld_b_mad"), "BEFORE")]
+        out += [("order", ("ld_ld_a_mad", lab["c_n2"]), Order.BEFORE.value),
+                ("order", ("ld_ld_a_mad", "ld_ld_b_mad"), Order.BEFORE.value)]
     return out
 
 

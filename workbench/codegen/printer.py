@@ -18,10 +18,11 @@ from __future__ import annotations
 import math
 from typing import ClassVar
 
+from ..space.values import Cache, DimKind, MemSpace
 from .tree import HW, Barrier, Implementation, Leaf
 
-_LOAD = {"L1": "__ldca", "L2": "__ldcg", "READ_ONLY": "__ldg", "NONE": "__ldcv"}
-_STORE = {"L2": "__stcg", "NONE": "__stwt"}
+_LOAD = {Cache.L1: "__ldca", Cache.L2: "__ldcg", Cache.READ_ONLY: "__ldg", Cache.NONE: "__ldcv"}
+_STORE = {Cache.L2: "__stcg", Cache.NONE: "__stwt"}
 _VEC = {2: ("float2", "make_float2", "xy"), 4: ("float4", "make_float4", "xyzw")}
 STATIC_SHARED_BYTES = 48 * 1024  # above it CUDA needs dynamic shared memory
 
@@ -38,7 +39,7 @@ def _aligned(n: int) -> int:
 class Printer:
     """The reference C (a CUDA emulation); `CudaPrinter` the CUDA."""
     dialect = "c"
-    instance_kinds = ("UNROLL", "VECTOR")
+    instance_kinds = (DimKind.UNROLL, DimKind.VECTOR)
     tid: ClassVar[dict] = {"x": "t_x", "y": "t_y", "z": "t_z"}
 
     def __init__(self, impl: Implementation, name: str):
@@ -158,7 +159,7 @@ class Printer:
     def loop(self, lp, env) -> None:
         """A loop inside a region (no barrier in it): the running thread's
         index for a thread loop, a sequential loop otherwise."""
-        if lp.kind == "THREAD":
+        if lp.kind == DimKind.THREAD:
             return self.walk(lp, {**env, lp.id: self.tid[lp.hw]})
         v = f"i{lp.id}"
         self.header(lp, v)
@@ -178,9 +179,9 @@ class Printer:
             if isinstance(child, Barrier):
                 self.flush(region)
             elif isinstance(child, Leaf) or (child.id not in self.synced
-                                             and child.kind != "BLOCK"):
+                                             and child.kind != DimKind.BLOCK):
                 region.append((child, env))
-            elif child.kind == "THREAD":
+            elif child.kind == DimKind.THREAD:
                 self.sequence(child, {**env, child.id: self.tid[child.hw]}, region)
             else:
                 self.flush(region)
@@ -188,7 +189,7 @@ class Printer:
 
     def outer_loop(self, lp, env) -> None:
         v = f"i{lp.id}"
-        outer_block = lp.kind == "BLOCK" and lp.parent is self.impl.root
+        outer_block = lp.kind == DimKind.BLOCK and lp.parent is self.impl.root
         if outer_block:
             # blocks are independent: with OpenMP they run on every core,
             # each with its own variables and temporaries (declared inside)
@@ -267,7 +268,7 @@ class Printer:
         self.lines = [head + " {"]
         # with block loops, storage is per block (declared inside the
         # outermost one); without, once for the whole kernel
-        blocked = any(lp.kind == "BLOCK" for lp in self.impl.root.children
+        blocked = any(lp.kind == DimKind.BLOCK for lp in self.impl.root.children
                       if not isinstance(lp, (Leaf, Barrier)))
         if not blocked:
             self.declare()
@@ -294,15 +295,15 @@ class CudaPrinter(Printer):
         return out
 
     def loop(self, lp, env) -> None:
-        if lp.kind == "LOOP":
+        if lp.kind == DimKind.LOOP:
             # a LOOP stays a loop: the bound's per-iteration chains rely on it
             self.line("#pragma unroll 1")
             return super().loop(lp, env)
-        if lp.kind == "UNROLL":
+        if lp.kind == DimKind.UNROLL:
             for u in range(lp.size):
                 self.walk(lp, {**env, lp.id: str(u)})
             return
-        if lp.kind == "VECTOR":
+        if lp.kind == DimKind.VECTOR:
             for child in lp.children:
                 self.vector(child.inst, lp, env)
             return
@@ -313,7 +314,8 @@ class CudaPrinter(Printer):
         self.line(f"__syncthreads();  // {b.kind}: {', '.join(b.arrays)}")
 
     def _global(self, inst) -> bool:
-        return not (inst.array.temporary and self.impl.mem_space[inst.array.name] == "SHARED")
+        return not (inst.array.temporary
+                    and self.impl.mem_space[inst.array.name] == MemSpace.SHARED)
 
     def load(self, inst, addr) -> str:
         if not self._global(inst):
@@ -356,7 +358,7 @@ class CudaPrinter(Printer):
         if impl.global_temps:
             self.line("const long block_ = (blockIdx.z * (long)gridDim.y + blockIdx.y) "
                       "* gridDim.x + blockIdx.x;")
-        shared = [a for a in impl.temp_size if impl.mem_space[a] == "SHARED"]
+        shared = [a for a in impl.temp_size if impl.mem_space[a] == MemSpace.SHARED]
         dynamic = dynamic_shared_bytes(impl) > 0
         if dynamic:  # above the static limit: one dynamic buffer, opted in at launch
             self.line("extern __shared__ __align__(16) float smem_[];")
@@ -380,7 +382,7 @@ class CudaPrinter(Printer):
 
 def shared_floats(impl: Implementation) -> int:
     return sum(_aligned(impl.temp_size[a]) for a in impl.temp_size
-               if impl.mem_space[a] == "SHARED")
+               if impl.mem_space[a] == MemSpace.SHARED)
 
 
 def dynamic_shared_bytes(impl: Implementation) -> int:

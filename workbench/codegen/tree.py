@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..errors import WorkbenchError
+from ..space.values import DimKind, MemSpace, Order, ThreadMapping, ensure_values
 
 HW = ("x", "y", "z")
 
@@ -65,6 +66,7 @@ class Implementation:
         if not cand.is_fixed:
             raise WorkbenchError("code generation needs a fixed candidate "
                                  f"({cand.open_count()} choices are open)")
+        ensure_values(cand.space)  # the value names read below are the space's
         self.cand = cand
         self.kernel = cand.kernel
         k = self.kernel
@@ -99,7 +101,7 @@ class Implementation:
             return x
         for i, a in enumerate(dims):
             for b in dims[i + 1:]:
-                if self.order(a, b) == "MERGED":
+                if self.order(a, b) == Order.MERGED:
                     parent[find(b.name)] = find(a.name)
         groups: dict[str, list] = {}
         for d in dims:
@@ -124,13 +126,13 @@ class Implementation:
         def cmp(a, b):
             if a is b:
                 return 0
-            return -1 if self.order(a, b) in ("BEFORE", "OUT") else 1
+            return -1 if self.order(a, b) in (Order.BEFORE, Order.OUT) else 1
         stmts.sort(key=functools.cmp_to_key(cmp))
         self.root = Loop(-1, [], "ROOT", 1)
         self.leaf_of: dict[str, Leaf] = {}
         cur = self.root
         for s in stmts:
-            while cur is not self.root and self.order(s, cur.rep) != "IN":
+            while cur is not self.root and self.order(s, cur.rep) != Order.IN:
                 cur = cur.parent
             if s.is_dim():
                 node = self.loop_of[s.name]
@@ -156,18 +158,18 @@ class Implementation:
 
     def _map_hardware(self) -> None:
         k = self.kernel
-        threads = [lp for lp in self.loops if lp.kind == "THREAD"]
+        threads = [lp for lp in self.loops if lp.kind == DimKind.THREAD]
         groups: list[list[Loop]] = []
         for lp in threads:  # classes of thread_mapping MAPPED
             for g in groups:
-                if self._thread_map(lp.rep, g[0].rep) == "MAPPED":
+                if self._thread_map(lp.rep, g[0].rep) == ThreadMapping.MAPPED:
                     g.append(lp)
                     break
             else:
                 groups.append([lp])
 
         def outer(g, h):
-            return -1 if self._thread_map(g[0].rep, h[0].rep) == "OUT" else 1
+            return -1 if self._thread_map(g[0].rep, h[0].rep) == ThreadMapping.OUT else 1
         groups.sort(key=functools.cmp_to_key(outer))
         groups.reverse()  # innermost first: it takes x, so warps run along it
         if len(groups) > 3:
@@ -179,7 +181,8 @@ class Implementation:
             for lp in g:
                 lp.hw = HW[h]
             self.block_dim[h] = g[0].size
-        blocks = sorted((lp for lp in self.loops if lp.kind == "BLOCK"), key=lambda lp: -lp.size)
+        blocks = sorted((lp for lp in self.loops if lp.kind == DimKind.BLOCK),
+                        key=lambda lp: -lp.size)
         if len(blocks) > 3:
             raise WorkbenchError(f"{len(blocks)} block dimensions needed")
         self.grid_dim = [1, 1, 1]
@@ -191,7 +194,7 @@ class Implementation:
             raise WorkbenchError(f"grid {self.grid_dim} exceeds the y/z limit {limit}")
 
     def _thread_map(self, a, b) -> str:
-        return "MAPPED" if a is b else self._get("thread_mapping", a, b)
+        return ThreadMapping.MAPPED.value if a is b else self._get("thread_mapping", a, b)
 
     # ------------------------------------------------------------ memory
     def _layouts(self) -> None:
@@ -204,13 +207,13 @@ class Implementation:
         for a in self.kernel.arrays():
             if not a.temporary:
                 continue
-            pairs = [p for p in a.pairs if self.kind[p[0].name] != "BLOCK"
+            pairs = [p for p in a.pairs if self.kind[p[0].name] != DimKind.BLOCK
                      and self.loop_of[p[0].name] is not self.loop_of[p[1].name]]
             pairs.sort(key=lambda p: p[0] is a.vector_src  # stable
-                       and self.kind[p[0].name] == "VECTOR")
+                       and self.kind[p[0].name] == DimKind.VECTOR)
             self.temp_index[a.name] = pairs
             self.temp_size[a.name] = math.prod(self.size[s.name] for s, _ in pairs)
-        self.global_temps = [a for a in self.temp_size if self.mem_space[a] == "GLOBAL"]
+        self.global_temps = [a for a in self.temp_size if self.mem_space[a] == MemSpace.GLOBAL]
 
     def coefficients(self, inst) -> list[tuple]:
         """(dim, coefficient) of the linear address of a memory access (eq. 4.2)."""
@@ -233,7 +236,7 @@ class Implementation:
     # ---------------------------------------------------------- threads
     def thread_loops(self, inst) -> dict:
         """{hardware dim: enclosing THREAD loop} of an instruction."""
-        return {lp.hw: lp for lp in self.ancestors(inst) if lp.kind == "THREAD"}
+        return {lp.hw: lp for lp in self.ancestors(inst) if lp.kind == DimKind.THREAD}
 
     def guard(self, inst) -> list[tuple[str, str, int]]:
         """(hw, op, n) conditions on the thread index under which `inst` runs:
@@ -275,7 +278,7 @@ class Implementation:
                     lca = ps[n]
                     for key, kind in (((lca.id, lca.children.index(pl[n + 1])), "raw"),
                                       ((lca.id, len(lca.children)), "war")):
-                        if kind == "war" and not any(x.kind in ("LOOP", "UNROLL")
+                        if kind == "war" and not any(x.kind in (DimKind.LOOP, DimKind.UNROLL)
                                                      for x in ps[:n + 1]):
                             continue
                         b = at.setdefault(key, Barrier([], kind, lca))
@@ -293,7 +296,7 @@ class Implementation:
         for b in self.barriers:
             times, node = 1, b.parent
             while node is not None and node is not self.root:
-                times *= node.size if node.kind in ("LOOP", "UNROLL") else 1
+                times *= node.size if node.kind in (DimKind.LOOP, DimKind.UNROLL) else 1
                 node = node.parent
             total += times
         return total

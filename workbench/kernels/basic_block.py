@@ -11,6 +11,7 @@ import random
 from dataclasses import dataclass
 
 from ..errors import WorkbenchError
+from ..space.values import BASIC_BLOCK, BlockOrder, ensure_values
 
 
 @dataclass(frozen=True, eq=False)
@@ -92,11 +93,12 @@ class BasicBlock:
 
     def schedule(self, candidate) -> list[str]:
         """The total order a fixed candidate of this block stands for."""
+        ensure_values(candidate.space, BASIC_BLOCK)
         names = [i.name for i in self._insts]
         before = {n: 0 for n in names}
         for a in names:
             for b in names:
-                if a != b and candidate.domain("order", (a, b)) == {"BEFORE"}:
+                if a != b and candidate.domain("order", (a, b)) == {BlockOrder.BEFORE}:
                     before[b] += 1
         order = sorted(names, key=lambda n: before[n])
         if [before[n] for n in order] != list(range(len(names))):

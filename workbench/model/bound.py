@@ -26,6 +26,7 @@ import graphlib
 import math
 
 from ..codegen.tree import Implementation
+from ..space.values import DimKind, Order, ThreadMapping
 from . import memory
 from .base import Bound, model_for, register_model
 from .facts import UP_TO, Facts, representatives
@@ -98,9 +99,9 @@ class _Model:
             kinds = f.kinds(d)
             if not kinds & UP_TO[level]:
                 continue
-            if instructions and "VECTOR" in kinds:
+            if instructions and DimKind.VECTOR in kinds:
                 continue
-            if instructions and s.is_mem() and "UNROLL" in kinds and s.stride(d) == 1:
+            if instructions and s.is_mem() and DimKind.UNROLL in kinds and s.stride(d) == 1:
                 merged += 1
             dims.append(d)
         return f.size_min(dims) / 4 ** merged
@@ -119,7 +120,7 @@ class _Model:
         occupy issue slots. Applied when the block's shape is fixed."""
         if self.impl is None:
             return 1.0
-        active = math.prod(lp.size for lp in self.impl.ancestors(s) if lp.kind == "THREAD")
+        active = math.prod(lp.size for lp in self.impl.ancestors(s) if lp.kind == DimKind.THREAD)
         ws = self.hw.warp_size
         return math.ceil(active / ws) * ws / active
 
@@ -234,7 +235,7 @@ class _Model:
         edges, chains = self.deps
         out = []
         for d in self.k.dims():
-            if f.kinds(d) != {"LOOP"}:
+            if f.kinds(d) != {DimKind.LOOP}:
                 continue
             body = [s for s in self.insts if d in s.dims or f.surely_outside(d, s)]
             if not body:
@@ -257,7 +258,8 @@ class _Model:
             # executions of the loop: outer own dims that are surely
             # sequential, so the term holds whatever the mapping (see run())
             outer = [e for e in last.dims if e is not d and not f.surely_merged(e, d)
-                     and f.order(e, d) == {"OUT"} and f.kinds(e) <= {"LOOP", "UNROLL"}]
+                     and f.order(e, d) == {Order.OUT}
+                     and f.kinds(e) <= {DimKind.LOOP, DimKind.UNROLL}]
             iters = f.size_min([d])
             times = f.size_min(outer) if outer else 1
             kids = [dependency_node(self.hw, a, b, w) for a, b, w in why]
@@ -303,14 +305,14 @@ class _Model:
         """η_min, η_lcm and μ_max of level 1 (threads of a block) or 2
         (blocks of the GPU), eqs. 5.25–5.26."""
         f, hw = self.f, self.hw
-        kind = "THREAD" if level == 1 else "BLOCK"
+        kind = DimKind.THREAD if level == 1 else DimKind.BLOCK
         dims = self.k.dims()
         may = [d for d in dims if kind in f.kinds(d)]
         only = [d for d in may if not f.kinds(d) & UP_TO[level - 1]]
         if level == 1:
             def rel(a, b, at_most):
                 m = f.dom("thread_mapping", a, b)
-                return "MAPPED" in m if at_most else m == {"MAPPED"}
+                return ThreadMapping.MAPPED in m if at_most else m == {ThreadMapping.MAPPED}
         else:
             def rel(a, b, at_most):
                 return f.may_merge(a, b) if at_most else f.surely_merged(a, b)

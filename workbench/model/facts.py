@@ -16,10 +16,11 @@ import math
 import weakref
 
 from ..errors import WorkbenchError
+from ..space.values import DimKind, Order, ensure_values
 
-SEQUENTIAL = frozenset({"LOOP", "UNROLL", "VECTOR"})  # parallelism level 0
-UP_TO = {0: SEQUENTIAL, 1: SEQUENTIAL | {"THREAD"},
-         2: SEQUENTIAL | {"THREAD", "BLOCK"}}
+SEQUENTIAL = frozenset({DimKind.LOOP, DimKind.UNROLL, DimKind.VECTOR})  # parallelism level 0
+UP_TO = {0: SEQUENTIAL, 1: SEQUENTIAL | {DimKind.THREAD},
+         2: SEQUENTIAL | {DimKind.THREAD, DimKind.BLOCK}}
 
 _DECODED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -29,6 +30,7 @@ class Facts:
         if getattr(cand.kernel, "space", None) != "gpu":
             raise WorkbenchError("the lower-bound model needs a kernel of the GPU space "
                                  f"(got {type(cand.kernel).__name__})")
+        ensure_values(cand.space)  # the value names below are the space's (once per space)
         self.cand = cand
         self.kernel = cand.kernel
         self.problem = cand.problem
@@ -77,13 +79,13 @@ class Facts:
 
     def surely_outside(self, d, s) -> bool:
         """`s` is nested in dimension `d` in every implementation."""
-        return d is not s and self.order(d, s) == {"OUT"}
+        return d is not s and self.order(d, s) == {Order.OUT}
 
     def may_merge(self, a, b) -> bool:
-        return a is not b and a.same_tile(b) and "MERGED" in self.order(a, b)
+        return a is not b and a.same_tile(b) and Order.MERGED in self.order(a, b)
 
     def surely_merged(self, a, b) -> bool:
-        return a is b or (a.same_tile(b) and self.order(a, b) == {"MERGED"})
+        return a is b or (a.same_tile(b) and self.order(a, b) == {Order.MERGED})
 
     def may_level(self, d, level: int) -> bool:
         """`d` may map to a parallelism level ≤ `level`."""

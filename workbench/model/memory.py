@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from ..space.values import Cache, DimKind, MemSpace
 from .hardware import Hardware
 
 
@@ -23,14 +24,14 @@ def load_latency(facts, hw: Hardware, inst) -> float:
     """Minimal latency of a load over its remaining memory space and cache."""
     lat = hw.latency
     a = inst.array
-    spaces = facts.dom("mem_space", a) if a is not None else {"GLOBAL"}
+    spaces = facts.dom("mem_space", a) if a is not None else {MemSpace.GLOBAL}
     best = math.inf
-    if "SHARED" in spaces:
+    if MemSpace.SHARED in spaces:
         best = lat["load_shared"]
-    if "GLOBAL" in spaces:
+    if MemSpace.GLOBAL in spaces:
         for c in facts.dom("cache", inst):
-            best = min(best, lat[{"L1": "load_l1", "READ_ONLY": "load_readonly",
-                                  "L2": "load_l2", "NONE": "load_l2"}[c]])
+            best = min(best, lat[{Cache.L1: "load_l1", Cache.READ_ONLY: "load_readonly",
+                                  Cache.L2: "load_l2", Cache.NONE: "load_l2"}[c]])
     return best
 
 
@@ -38,14 +39,14 @@ def bypasses_l1(facts, inst) -> bool:
     """Every remaining implementation sends this access to L2 (stores always
     write through to L2; loads whose cache directive skips L1)."""
     a = inst.array
-    if a is not None and "SHARED" in facts.dom("mem_space", a):
+    if a is not None and MemSpace.SHARED in facts.dom("mem_space", a):
         return False
-    return inst.op == "store" or not (facts.dom("cache", inst) & {"L1", "READ_ONLY"})
+    return inst.op == "store" or not (facts.dom("cache", inst) & {Cache.L1, Cache.READ_ONLY})
 
 
 def surely_shared(facts, inst) -> bool:
     a = inst.array
-    return a is not None and facts.dom("mem_space", a) == {"SHARED"}
+    return a is not None and facts.dom("mem_space", a) == {MemSpace.SHARED}
 
 
 def element_bytes(inst, hw: Hardware) -> int:
@@ -78,7 +79,7 @@ def warp_access(impl, inst, hw: Hardware) -> tuple[float, float]:
     threads = bx * by * bz
     coef = {d.name: c for d, c in impl.coefficients(inst)}
     anc = impl.ancestors(inst)
-    vec = next((lp.size for lp in anc if lp.kind == "VECTOR"), 1)
+    vec = next((lp.size for lp in anc if lp.kind == DimKind.VECTOR), 1)
     t = np.arange(threads)
     tid = {"x": t % bx, "y": (t // bx) % by, "z": t // (bx * by)}
     addr = np.zeros(threads, dtype=np.int64)
@@ -87,7 +88,7 @@ def warp_access(impl, inst, hw: Hardware) -> tuple[float, float]:
         addr += tid[h] * sum(coef.get(d.name, 0) for d in lp.dims)
     for h, op, n in impl.guard(inst):  # the threads that run it
         active &= (tid[h] < n) if op == "<" else (tid[h] == n)
-    shared = inst.array.temporary and impl.mem_space[inst.array.name] == "SHARED"
+    shared = inst.array.temporary and impl.mem_space[inst.array.name] == MemSpace.SHARED
     patterns = set()
     for w0 in range(0, threads, hw.warp_size):
         a = addr[w0:w0 + hw.warp_size][active[w0:w0 + hw.warp_size]]

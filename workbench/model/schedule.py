@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import graphlib
 
+from ..space.values import BASIC_BLOCK, BlockOrder, ensure_values
 from .base import Bound, register_model
 from .justification import Justification
 
 
 def schedule_bound(cand):
     """Bound (in cycles = ns) of every schedule of a basic-block candidate."""
+    ensure_values(cand.space, BASIC_BLOCK)
     block = cand.kernel
     insts = block.instructions()
     names = [i.name for i in insts]
@@ -30,7 +32,7 @@ def schedule_bound(cand):
             preds[i.name].append((d, block.instruction(d).latency, "reads"))
     for a in names:
         for b in names:
-            if a != b and cand.domain("order", (a, b)) == {"BEFORE"}:
+            if a != b and cand.domain("order", (a, b)) == {BlockOrder.BEFORE}:
                 preds[b].append((a, 1, "before"))
     start: dict[str, int] = {}
     why: dict[str, tuple] = {}

@@ -10,6 +10,7 @@ removal shows in `pruned()` with the dependence that forbids it."""
 
 from __future__ import annotations
 
+from ..space.values import Order
 from .fcg import kernel_fcg
 
 
@@ -32,7 +33,7 @@ def fcg_prune(kernel) -> list:
                 continue
             why = _conflict(g, prog, owners[a.name], a, owners[b.name], b)
             if why:
-                out.append(("order", (a.name, b.name), ("MERGED",), why))
+                out.append(("order", (a.name, b.name), (Order.MERGED.value,), why))
     return out
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import islpy as isl
 
 from ..errors import WorkbenchError
+from ..space.values import MemSpace
 from ..volume.kernels import logical_tiles
 from .deps import fix_sizes, from_kernel
 from .mars import Mars, mars, tile_map
@@ -95,7 +96,7 @@ def _shared_temporaries(cand) -> dict:
             dom = cand.domain("mem_space", (a.name,))
         except WorkbenchError:  # an array the space does not list
             continue
-        if dom == {"SHARED"}:
+        if dom == {MemSpace.SHARED}:
             out.setdefault(_endpoints(a.name, names), []).append(a.name)
     return out
 

@@ -2,5 +2,16 @@
 
 from .parser import parse
 from .space import Space, load_space
+from .values import (
+    BlockOrder,
+    Cache,
+    DimKind,
+    DimMap,
+    MemSpace,
+    Order,
+    ThreadMapping,
+    check_values,
+)
 
-__all__ = ["Space", "load_space", "parse"]
+__all__ = ["BlockOrder", "Cache", "DimKind", "DimMap", "MemSpace", "Order", "Space",
+           "ThreadMapping", "check_values", "load_space", "parse"]
