@@ -31,6 +31,11 @@ def n_drawn() -> int:
     return AUDIT_N if AUDIT else QUICK_N
 
 
+def examples(n: int) -> int:
+    """Hypothesis examples for a law: n in make test, ten times n in make audit."""
+    return 10 * n if AUDIT else n
+
+
 def build(name: str):
     return getattr(wb.kernels, name)(**SMALL[name])
 

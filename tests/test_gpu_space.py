@@ -6,7 +6,7 @@ import math
 import random
 
 import pytest
-from gpu_cases import SMALL, build
+from gpu_cases import SMALL, build, examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -142,7 +142,7 @@ AXPY = wb.Candidate.root(build("axpy"))
 _CHOICES = AXPY.choices()
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(st.integers(0, len(_CHOICES) - 1), st.integers(0, len(_CHOICES) - 1),
        st.integers(0, 3), st.integers(0, 3))
 def test_decisions_commute_and_domains_shrink(i, j, vi, vj):

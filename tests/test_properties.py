@@ -8,6 +8,7 @@ import itertools
 import random
 
 import pytest
+from gpu_cases import examples
 from helpers import all_fixed, random_order_fixed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -18,7 +19,7 @@ from workbench.space.checker import Checker, check_candidate
 from workbench.space.problem import KernelSets
 
 LOOPS = wb.load_space("tests/spaces/loops.space")
-SETTINGS = settings(max_examples=60, deadline=None,
+SETTINGS = settings(max_examples=examples(60), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -64,7 +65,7 @@ def test_domains_only_shrink(root, data):
         da, db = all_domains(a), all_domains(b)
         for key, dom in da.items():
             assert db[key] <= dom, key
-        for key, dom in db.items():  # choices added by a lowering are new objects
+        for key, _dom in db.items():  # choices added by a lowering are new objects
             assert key in da or key[1] not in (k[1] for k in da)
         assert all(k in db for k in da)
 

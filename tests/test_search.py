@@ -11,6 +11,7 @@ import random
 import statistics
 
 import pytest
+from gpu_cases import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -280,7 +281,7 @@ def test_cli_search_contract(tmp_path, capsys):
 
 # ---------------------------------------------------------- branch and bound
 @given(st.integers(0, 10_000), st.sampled_from([0.15, 0.3, 0.5]))
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 def test_branch_and_bound_finds_the_brute_force_optimum(seed, density):
     block = wb.kernels.random_basic_block(8, density=density, seed=seed)
     best, _, count = brute_force_schedule(block)
@@ -291,7 +292,7 @@ def test_branch_and_bound_finds_the_brute_force_optimum(seed, density):
 
 
 @given(st.integers(0, 10_000), st.integers(0, 2 ** 16))
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 def test_schedule_bound_is_a_bound(seed, walk):
     """Along a random descent, the §2.4 bound never exceeds the time of any
     schedule licensed by the candidate, and equals it once fixed."""
