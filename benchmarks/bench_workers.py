@@ -42,8 +42,8 @@ def throughput(tasks, workers: int, warm_all: bool) -> dict:
         outs = client.gather(futs)
         dt = time.perf_counter() - t0
     ok = sum(o.record.status == "ok" for o in outs)
-    return {"workers": workers, "warm": warm_all, "evaluations": len(tasks), "ok": ok, "seconds": dt,
-            "per_second": len(tasks) / dt,
+    return {"workers": workers, "warm": warm_all, "evaluations": len(tasks), "ok": ok,
+            "seconds": dt, "per_second": len(tasks) / dt,
             "eval_s_mean": sum(o.eval_s for o in outs) / len(outs),
             "distinct_workers": len({o.worker for o in outs})}
 
