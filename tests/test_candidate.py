@@ -14,7 +14,8 @@ LOOPS = wb.load_space("tests/spaces/loops.space")
 
 @pytest.fixture
 def block():
-    return wb.kernels.basic_block([("a", 2, ()), ("b", 3, ("a",)), ("c", 1, ()), ("d", 1, ("b", "c"))])
+    return wb.kernels.basic_block([("a", 2, ()), ("b", 3, ("a",)), ("c", 1, ()),
+                                   ("d", 1, ("b", "c"))])
 
 
 def test_root_choices_domain_and_apply(block):

@@ -11,8 +11,8 @@ from workbench.cli import main
 
 
 def run(*args):
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, check=False,
-                          text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True,
+                          check=False, text=True, timeout=120)
 
 
 def test_help():

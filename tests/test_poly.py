@@ -239,7 +239,7 @@ def test_fcg_verdicts_agree_with_the_space_on_a_last_value_read():
     # every level of ld_x's n against every level of mul's n; nothing with st_z
     assert {objs for _, objs, _, _ in proposed} == {(f"d{a}", f"d{b}") for a in range(3)
                                                      for b in range(3, 6)}
-    for _, objs, values, why in proposed:
+    for _, objs, _values, why in proposed:
         assert "ld_x" in why and "mul" in why
         assert "MERGED" not in plain.domain("order", objs)
     pruned = wb.Candidate.root(kernel, prune=fcg_prune)

@@ -32,7 +32,7 @@ def test_cpu_runs_verifies_and_records(name, tmp_path):
     store.append(recs)
     df = store.load()
     assert len(df) == n_run
-    assert (df["verified"] == True).all()
+    assert df["verified"].eq(True).all()
     assert df["times_ns"].map(len).min() >= 10
     assert (df["median_ns"] > 0).all() and (df["reference_median_ns"] > 0).all()
     assert (df["ratio_to_reference"] > 0).all()

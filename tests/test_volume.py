@@ -97,100 +97,136 @@ def _union(*sets):
     return frozenset().union(*sets)
 
 
+def _trace_pad(op: dict, P: dict):
+    src = P[op["source"]]
+    lo, hi = op["low"], op["high"]
+    shape = [s + a + b for s, a, b in zip(src.shape, lo, hi)]
+    out = _new(shape)
+    for idx in itertools.product(*map(range, shape)):
+        j = tuple(i - a for i, a in zip(idx, lo))
+        inside = all(0 <= x < s for x, s in zip(j, src.shape))
+        if op.get("mode") == "periodic":
+            out[idx] = src[tuple(x % s for x, s in zip(j, src.shape))]
+        elif inside:
+            out[idx] = src[j]
+        else:
+            out[idx] = frozenset((op["value"], d) for d, (x, s) in enumerate(zip(j, src.shape))
+                                 if not 0 <= x < s)
+    return out
+
+
+def _trace_conv2d(op: dict, P: dict):
+    inp, F = P[op["input"]], P[op["filter"]]
+    (sh, sw), (dh, dw) = op.get("strides", [1, 1]), op.get("dilations", [1, 1])
+    n, c, h, w = inp.shape
+    f, _, kh, kw = F.shape
+    oh, ow = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
+    out = _new([n, f, oh, ow])
+    for b, ff, y, x in itertools.product(range(n), range(f), range(oh), range(ow)):
+        out[b, ff, y, x] = _union(*(inp[b, cc, sh * y + dh * a, sw * x + dw * bb]
+                                    | F[ff, cc, a, bb]
+                                    for cc in range(c) for a in range(kh)
+                                    for bb in range(kw)))
+    return out
+
+
+def _trace_elementwise(op: dict, P: dict):
+    ops = [P[o] for o in op["operands"]]
+    shape = next((o.shape for o in ops if o.ndim), ())
+    out = _new(shape)
+    for idx in itertools.product(*map(range, shape)):
+        out[idx] = _union(*(o[idx] if o.ndim else o[()] for o in ops))
+    return out
+
+
+def _trace_matmul(op: dict, P: dict):
+    A, B = P[op["lhs"]], P[op["rhs"]]
+    shape = [*A.shape[:-1], B.shape[-1]]
+    out = _new(shape)
+    for idx in itertools.product(*map(range, shape)):
+        *bt, i, j = idx
+        out[idx] = _union(*(A[(*bt, i, k)] | B[(*bt, k, j)] for k in range(A.shape[-1])))
+    return out
+
+
+def _trace_outer(op: dict, P: dict):
+    A, B = P[op["lhs"]], P[op["rhs"]]
+    out = _new([*A.shape, *B.shape])
+    for idx in itertools.product(*map(range, out.shape)):
+        out[idx] = A[idx[:A.ndim]] | B[idx[A.ndim:]]
+    return out
+
+
+def _trace_reduce(op: dict, P: dict):
+    S = P[op["source"]]
+    axes = sorted(op["axes"])
+    shape = [s for k, s in enumerate(S.shape) if k not in axes]
+    out = _new(shape)
+    for idx in itertools.product(*map(range, shape)):
+        cells = []
+        for rest in itertools.product(*(range(S.shape[a]) for a in axes)):
+            it, rt = iter(idx), iter(rest)
+            full = tuple(next(rt) if k in axes else next(it) for k in range(S.ndim))
+            cells.append(S[full])
+        out[idx] = _union(*cells)
+    return out
+
+
+def _trace_slice(op: dict, P: dict):
+    S = P[op["source"]]
+    strides = op.get("strides", [1] * S.ndim)
+    out = _new(op["sizes"])
+    for idx in itertools.product(*map(range, op["sizes"])):
+        out[idx] = S[tuple(o + s * i for o, s, i in zip(op["offsets"], strides, idx))]
+    return out
+
+
+def _trace_transpose(op: dict, P: dict):
+    return np.transpose(P[op["source"]], op["permutation"]).copy()
+
+
+def _trace_diagonal(op: dict, P: dict):
+    S, s, t = P[op["source"]], op["s"], op["t"]
+    shape = [x for k, x in enumerate(S.shape) if k != t]
+    out = _new(shape)
+    for idx in itertools.product(*map(range, shape)):
+        if idx[s] >= S.shape[t]:
+            out[idx] = frozenset()
+            continue
+        full = list(idx)
+        full.insert(t, idx[s])
+        out[idx] = S[tuple(full)]
+    return out
+
+
+def _trace_insert_slice(op: dict, P: dict):
+    D, S = P[op["dest"]], P[op["source"]]
+    strides = op.get("strides", [1] * D.ndim)
+    out = D.copy()
+    for idx in itertools.product(*map(range, S.shape)):
+        out[tuple(o + s * i for o, s, i in zip(op["offsets"], strides, idx))] = S[idx]
+    return out
+
+
+_TRACE_OPS = {
+    "pad": _trace_pad,
+    "conv2d_nchw_fchw": _trace_conv2d,
+    "elementwise": _trace_elementwise,
+    "matmul": _trace_matmul,
+    "outer": _trace_outer,
+    "reduce": _trace_reduce,
+    "slice": _trace_slice,
+    "transpose": _trace_transpose,
+    "diagonal": _trace_diagonal,
+    "insert_slice": _trace_insert_slice,
+}
+
+
 def _trace_op(op: dict, P: dict):
     kind = op["op"]
-    if kind == "pad":
-        src = P[op["source"]]
-        lo, hi = op["low"], op["high"]
-        shape = [s + a + b for s, a, b in zip(src.shape, lo, hi)]
-        out = _new(shape)
-        for idx in itertools.product(*map(range, shape)):
-            j = tuple(i - a for i, a in zip(idx, lo))
-            inside = all(0 <= x < s for x, s in zip(j, src.shape))
-            if op.get("mode") == "periodic":
-                out[idx] = src[tuple(x % s for x, s in zip(j, src.shape))]
-            elif inside:
-                out[idx] = src[j]
-            else:
-                out[idx] = frozenset((op["value"], d) for d, (x, s) in enumerate(zip(j, src.shape))
-                                     if not 0 <= x < s)
-        return out
-    if kind == "conv2d_nchw_fchw":
-        I, F = P[op["input"]], P[op["filter"]]
-        (sh, sw), (dh, dw) = op.get("strides", [1, 1]), op.get("dilations", [1, 1])
-        n, c, h, w = I.shape
-        f, _, kh, kw = F.shape
-        oh, ow = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
-        out = _new([n, f, oh, ow])
-        for b, ff, y, x in itertools.product(range(n), range(f), range(oh), range(ow)):
-            out[b, ff, y, x] = _union(*(I[b, cc, sh * y + dh * a, sw * x + dw * bb] | F[ff, cc, a, bb]
-                                        for cc in range(c) for a in range(kh)
-                                        for bb in range(kw)))
-        return out
-    if kind == "elementwise":
-        ops = [P[o] for o in op["operands"]]
-        shape = next((o.shape for o in ops if o.ndim), ())
-        out = _new(shape)
-        for idx in itertools.product(*map(range, shape)):
-            out[idx] = _union(*(o[idx] if o.ndim else o[()] for o in ops))
-        return out
-    if kind == "matmul":
-        A, B = P[op["lhs"]], P[op["rhs"]]
-        shape = [*A.shape[:-1], B.shape[-1]]
-        out = _new(shape)
-        for idx in itertools.product(*map(range, shape)):
-            *bt, i, j = idx
-            out[idx] = _union(*(A[(*bt, i, k)] | B[(*bt, k, j)] for k in range(A.shape[-1])))
-        return out
-    if kind == "outer":
-        A, B = P[op["lhs"]], P[op["rhs"]]
-        out = _new([*A.shape, *B.shape])
-        for idx in itertools.product(*map(range, out.shape)):
-            out[idx] = A[idx[:A.ndim]] | B[idx[A.ndim:]]
-        return out
-    if kind == "reduce":
-        S = P[op["source"]]
-        axes = sorted(op["axes"])
-        shape = [s for k, s in enumerate(S.shape) if k not in axes]
-        out = _new(shape)
-        for idx in itertools.product(*map(range, shape)):
-            full = []
-            cells = []
-            for rest in itertools.product(*(range(S.shape[a]) for a in axes)):
-                it, rt = iter(idx), iter(rest)
-                full = tuple(next(rt) if k in axes else next(it) for k in range(S.ndim))
-                cells.append(S[full])
-            out[idx] = _union(*cells)
-        return out
-    if kind == "slice":
-        S = P[op["source"]]
-        strides = op.get("strides", [1] * S.ndim)
-        out = _new(op["sizes"])
-        for idx in itertools.product(*map(range, op["sizes"])):
-            out[idx] = S[tuple(o + s * i for o, s, i in zip(op["offsets"], strides, idx))]
-        return out
-    if kind == "transpose":
-        return np.transpose(P[op["source"]], op["permutation"]).copy()
-    if kind == "diagonal":
-        S, s, t = P[op["source"]], op["s"], op["t"]
-        shape = [x for k, x in enumerate(S.shape) if k != t]
-        out = _new(shape)
-        for idx in itertools.product(*map(range, shape)):
-            if idx[s] >= S.shape[t]:
-                out[idx] = frozenset()
-                continue
-            full = list(idx)
-            full.insert(t, idx[s])
-            out[idx] = S[tuple(full)]
-        return out
-    if kind == "insert_slice":
-        D, S = P[op["dest"]], P[op["source"]]
-        strides = op.get("strides", [1] * D.ndim)
-        out = D.copy()
-        for idx in itertools.product(*map(range, S.shape)):
-            out[tuple(o + s * i for o, s, i in zip(op["offsets"], strides, idx))] = S[idx]
-        return out
-    raise AssertionError(kind)
+    if kind not in _TRACE_OPS:
+        raise AssertionError(kind)
+    return _TRACE_OPS[kind](op, P)
 
 
 def _isl_reads(m, point) -> set:

@@ -70,8 +70,9 @@ def register_tiled_matmul(kernel, *, tm: int = 4, tn: int = 4, threads: int = 16
     for inst, v in (("ld_a", Cache.READ_ONLY), ("ld_b", Cache.READ_ONLY), ("st_c", Cache.L2)):
         out.append(("cache", (inst,), v.value))
     # nesting, outer to inner
-    for a, b in (("c_m0", "c_n0"), ("c_m1", "c_n1"), ("c_k0", "c_m1"), ("c_n1", "c_k1"), ("c_k1", "c_m2"),
-                 ("c_m2", "c_n2"), ("i_m1", "i_n1"), ("i_n1", "i_m2"), ("i_m2", "i_n2"),
+    for a, b in (("c_m0", "c_n0"), ("c_m1", "c_n1"), ("c_k0", "c_m1"), ("c_n1", "c_k1"),
+                 ("c_k1", "c_m2"), ("c_m2", "c_n2"),
+                 ("i_m1", "i_n1"), ("i_n1", "i_m2"), ("i_m2", "i_n2"),
                  ("s_m1", "s_n1"), ("s_n1", "s_n2"), ("s_n2", "s_m2"),
                  ("a_m1", "a_k1"), ("a_k1", "a_m2"), ("b_n1", "b_k1"), ("b_k1", "b_n2")):
         dec("order", (a, b), Order.OUT)

@@ -127,7 +127,7 @@ def compile_cuda(sources: list[str], arch: str = "sm_90", workdir: str | None = 
         procs.append((out, subprocess.Popen(cmd, stdout=subprocess.PIPE,
                                             stderr=subprocess.PIPE, text=True)))
     errors = []
-    for out, proc in procs:
+    for _out, proc in procs:
         _, err = proc.communicate()
         if proc.returncode != 0:
             errors.append(err[-4000:])

@@ -85,9 +85,9 @@ def fusable(deps: list, dims: dict) -> bool:
                 row[base + r] -= float(a)
             rows.append(row)
             rhs.append(0.0)
-    for s in stmts:
+    for _s in stmts:
         bounds += [(1, None), (None, None)]
-    for dep, bm, cons, base in blocks:
+    for _dep, _bm, cons, _base in blocks:
         bounds += [(None, None) if c.is_equality() else (0, None) for c in cons] + [(0, None)]
     res = linprog(np.zeros(ncols), A_eq=np.array(rows), b_eq=np.array(rhs), bounds=bounds,
                   method="highs")

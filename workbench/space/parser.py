@@ -16,9 +16,11 @@
     condition  ::= choice-ref 'is' 'not'? NAME ('|' NAME)*
                  | operand cmp operand           (one side at least a choice, or "snippet")
                  | "snippet"
-    trigger    ::= 'trigger' ('forall' $x 'in' Set ':')* "snippet" 'when' condition ('&&' condition)*
+    trigger    ::= 'trigger' ('forall' $x 'in' Set ':')* "snippet"
+                   'when' condition ('&&' condition)*
     quotient   ::= 'quotient' Name ('(' $x 'in' Set ')')? 'of' $x 'in' Set ':'
-                   name '=' condition ('&&' condition)* '/' choice 'is' NAME (entry '=' "snippet")* 'end'
+                   name '=' condition ('&&' condition)* '/' choice 'is' NAME
+                   (entry '=' "snippet")* 'end'
 
 Comments start with `//` or `#`. Errors point at the line and column.
 """

@@ -158,35 +158,35 @@ def enforce(st: Store, lit, cause) -> list:
     if k == MASK:
         return [lit[1]] if st.restrict(lit[1], lit[2], cause) else []
     if k == PAIR:
-        _, v1, v2, t12, t21 = lit
-        d2 = st.get(v2)
-        m1 = 0
-        for i in bits(st.get(v1)):
-            if t12[i] & d2:
-                m1 |= 1 << i
-        out = [v1] if st.restrict(v1, m1, cause) else []
-        d1 = st.get(v1)
-        m2 = 0
-        for j in bits(d2):
-            if t21[j] & d1:
-                m2 |= 1 << j
-        if st.restrict(v2, m2, cause):
-            out.append(v2)
-        return out
+        return _enforce_pair(st, lit, cause)
+    return _enforce_num(st, lit, cause)
+
+
+def _enforce_pair(st: Store, lit, cause) -> list:
+    """Arc consistency on a binary relation given by support masks."""
+    _, v1, v2, t12, t21 = lit
+    d2 = st.get(v2)
+    m1 = 0
+    for i in bits(st.get(v1)):
+        if t12[i] & d2:
+            m1 |= 1 << i
+    out = [v1] if st.restrict(v1, m1, cause) else []
+    d1 = st.get(v1)
+    m2 = 0
+    for j in bits(d2):
+        if t21[j] & d1:
+            m2 |= 1 << j
+    if st.restrict(v2, m2, cause):
+        out.append(v2)
+    return out
+
+
+def _enforce_num(st: Store, lit, cause) -> list:
+    """Interval reasoning on a numeric literal."""
     _, lhs, op, rhs = lit
     a, b = st.bounds(lhs)
     if rhs[0] == "s":
-        vals = sorted(rhs[1])
-        if op == "==":
-            inside = [s for s in vals if a <= s <= b]
-            if not inside:
-                raise st.problem.dead_end(cause, lhs[1] if lhs[0] != "c" else None)
-            return st.tighten(lhs, inside[0], inside[-1], cause)
-        while a <= b and a in rhs[1]:
-            a += 1
-        while b >= a and b in rhs[1]:
-            b -= 1
-        return st.tighten(lhs, a, b, cause)
+        return _enforce_membership(st, lhs, op, rhs[1], a, b, cause)
     c, d = st.bounds(rhs)
     if op == "<=":
         return st.tighten(lhs, -INF, d, cause) + st.tighten(rhs, a, INF, cause)
@@ -195,23 +195,44 @@ def enforce(st: Store, lit, cause) -> list:
     if op == "==":
         lo, hi = max(a, c), min(b, d)
         return st.tighten(lhs, lo, hi, cause) + st.tighten(rhs, lo, hi, cause)
-    out = []  # != : only bounds can move
+    return _enforce_ne(st, lhs, rhs, a, b, c, d, cause)
+
+
+def _enforce_membership(st: Store, lhs, op, members, a, b, cause) -> list:
+    """lhs == / != a member of a set: tighten lhs to the members inside
+    [a, b], or shave members off its bounds."""
+    if op == "==":
+        inside = [s for s in sorted(members) if a <= s <= b]
+        if not inside:
+            raise st.problem.dead_end(cause, lhs[1] if lhs[0] != "c" else None)
+        return st.tighten(lhs, inside[0], inside[-1], cause)
+    while a <= b and a in members:
+        a += 1
+    while b >= a and b in members:
+        b -= 1
+    return st.tighten(lhs, a, b, cause)
+
+
+def _enforce_ne(st: Store, lhs, rhs, a, b, c, d, cause) -> list:
+    """lhs != rhs: once one side is fixed, only the other's bounds can move
+    (or, for an integer choice, the fixed value's bit)."""
+    out = []
     if c == d:
-        if lhs[0] == "i":
-            u = st.universe[lhs[1]]
-            if c in u and st.restrict(lhs[1], ~(1 << u.index(c)), cause):
-                out.append(lhs[1])
-        else:
-            out += st.tighten(lhs, a + (a == c), b - (b == c), cause)
+        out += _exclude(st, lhs, a, b, c, cause)
     a, b = st.bounds(lhs)
     if a == b:
-        if rhs[0] == "i":
-            u = st.universe[rhs[1]]
-            if a in u and st.restrict(rhs[1], ~(1 << u.index(a)), cause):
-                out.append(rhs[1])
-        else:
-            out += st.tighten(rhs, c + (c == a), d - (d == a), cause)
+        out += _exclude(st, rhs, c, d, a, cause)
     return out
+
+
+def _exclude(st: Store, side, lo, hi, x, cause) -> list:
+    """Remove the value x from a numeric side with bounds [lo, hi]."""
+    if side[0] == "i":
+        u = st.universe[side[1]]
+        if x in u and st.restrict(side[1], ~(1 << u.index(x)), cause):
+            return [side[1]]
+        return []
+    return st.tighten(side, lo + (lo == x), hi - (hi == x), cause)
 
 
 # ---------------------------------------------------------------- instances
@@ -313,18 +334,7 @@ class Counter:
         mul = self.op == "mul"
         changed = []
         while True:
-            lo = hi = 1 if mul else 0
-            state = []
-            for delta, side in self.terms:
-                dd = 2 if delta < 0 else st.get(delta)  # bit0: FALSE, bit1: TRUE
-                vmin, vmax = st.bounds(side)
-                state.append((dd, vmin, vmax))
-                if dd == 2:
-                    lo = lo * vmin if mul else lo + vmin
-                if dd & 2 and not self.half:
-                    hi = hi * vmax if mul else hi + vmax
-            if self.half:
-                hi = INF
+            lo, hi, state = self._sum_bounds(st, mul)
             clo, chi = st.get(self.var)
             nlo, nhi = max(clo, lo), min(chi, hi)
             if nlo > nhi:
@@ -332,39 +342,61 @@ class Counter:
             if (nlo, nhi) != (clo, chi):
                 st.put(self.var, (nlo, nhi), self.id)
                 changed.append(self.var)
-            progress = False
-            for (delta, side), (dd, vmin, vmax) in zip(self.terms, state):
-                if not dd & 2:
-                    continue
-                if dd == 2:
-                    olo = lo // vmin if mul else lo - vmin
-                else:
-                    olo = lo
-                ohi = INF if self.half else (hi // vmax if mul else hi - vmax)
-                if dd == 3:
-                    if (olo * vmin if mul else olo + vmin) > nhi:
-                        st.restrict(delta, 1, self.id)
-                        changed.append(delta)
-                        progress = True
-                        continue
-                    if not self.half and ohi < nlo:
-                        st.restrict(delta, 2, self.id)
-                        changed.append(delta)
-                        progress = True
-                    else:
-                        continue
-                if side[0] in ("i", "k") and vmin != vmax:
-                    if mul:
-                        vlo = -(-nlo // ohi) if not self.half and ohi > 0 else -INF
-                        vhi = nhi // olo if olo > 0 else INF
-                    else:
-                        vlo, vhi = (nlo - ohi if not self.half else -INF), nhi - olo
-                    got = st.tighten(side, vlo, vhi, self.id)
-                    if got:
-                        changed += got
-                        progress = True
-            if not progress:
+            if not self._prune_terms(st, mul, lo, hi, nlo, nhi, state, changed):
                 return changed
+
+    def _sum_bounds(self, st: Store, mul: bool):
+        """[lo, hi] of the sum/product of the terms, and each term's
+        (delta domain, vmin, vmax)."""
+        lo = hi = 1 if mul else 0
+        state = []
+        for delta, side in self.terms:
+            dd = 2 if delta < 0 else st.get(delta)  # bit0: FALSE, bit1: TRUE
+            vmin, vmax = st.bounds(side)
+            state.append((dd, vmin, vmax))
+            if dd == 2:
+                lo = lo * vmin if mul else lo + vmin
+            if dd & 2 and not self.half:
+                hi = hi * vmax if mul else hi + vmax
+        if self.half:
+            hi = INF
+        return lo, hi, state
+
+    def _prune_terms(self, st: Store, mul: bool, lo, hi, nlo, nhi, state, changed) -> bool:
+        """Fix the deltas and tighten the values of the terms that would push
+        the counter out of [nlo, nhi]; True when something changed."""
+        progress = False
+        for (delta, side), (dd, vmin, vmax) in zip(self.terms, state):
+            if not dd & 2:
+                continue
+            if dd == 2:
+                olo = lo // vmin if mul else lo - vmin
+            else:
+                olo = lo
+            ohi = INF if self.half else (hi // vmax if mul else hi - vmax)
+            if dd == 3:
+                if (olo * vmin if mul else olo + vmin) > nhi:
+                    st.restrict(delta, 1, self.id)
+                    changed.append(delta)
+                    progress = True
+                    continue
+                if not self.half and ohi < nlo:
+                    st.restrict(delta, 2, self.id)
+                    changed.append(delta)
+                    progress = True
+                else:
+                    continue
+            if side[0] in ("i", "k") and vmin != vmax:
+                if mul:
+                    vlo = -(-nlo // ohi) if not self.half and ohi > 0 else -INF
+                    vhi = nhi // olo if olo > 0 else INF
+                else:
+                    vlo, vhi = (nlo - ohi if not self.half else -INF), nhi - olo
+                got = st.tighten(side, vlo, vhi, self.id)
+                if got:
+                    changed += got
+                    progress = True
+        return progress
 
 
 class Trigger:

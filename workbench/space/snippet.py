@@ -173,7 +173,8 @@ def _method_call(obj_fn, name, args):
         obj = obj_fn(env)
         meth = getattr(obj, name)
         if not callable(meth):
-            raise SpaceError(f"{type(obj).__name__}.{name} is not a method: write .{name} without ()")
+            raise SpaceError(f"{type(obj).__name__}.{name} is not a method: "
+                             f"write .{name} without ()")
         return meth(*(a(env) for a in args))
     return call
 

@@ -170,27 +170,7 @@ class Space:
         return a
 
     def _build(self, spec: ast.Specification) -> None:
-        for s in spec.sets:
-            self._add_set(s.name, s.param, s.superset, s.disjoint, s.entries, None)
-        for q in spec.quotients:
-            self._add_set(q.name, q.param, q.item.set.name, (), q.entries, q)
-        for s in self.sets.values():
-            if s.superset is not None and s.superset not in self.sets:
-                raise SpaceError(f"set {s.name}: unknown superset {s.superset}")
-            for d in s.disjoint:
-                if d not in self.sets:
-                    raise SpaceError(f"set {s.name}: unknown disjoint set {d}")
-            if s.quotient is None:
-                if s.superset is None and "iterator" not in s.entries:
-                    raise SpaceError(f"set {s.name} needs an 'iterator' entry")
-                if s.superset is not None and not ({"iterator", "from_superset"} & set(s.entries)):
-                    raise SpaceError(f"subset {s.name} needs 'iterator' or 'from_superset'")
-            if s.param is not None:
-                self._check_binding_set(s.param, {}, f"set {s.name}")
-        for s in self.sets.values():  # cycles in subsetof
-            if not self.is_subset(s.name, self.root(s.name)):
-                raise SpaceError(f"set {s.name}: cyclic 'subsetof'")
-
+        self._build_sets(spec)
         for c in spec.choices:
             self._add_choice(c)
         for q in spec.quotients:
@@ -204,16 +184,44 @@ class Space:
         for c in spec.constraints:
             self.add_constraint(c.foralls, c.conditions, c.name or "require")
         for i, t in enumerate(spec.triggers):
-            foralls, extra = self._lower_foralls(t.foralls, positive=True)
-            env = self._scope(foralls, "trigger")
-            conds = tuple(extra) + tuple(t.conditions)
-            for cond in conds:
-                self._check_condition(cond, env, "trigger")
-            for v in t.action.variables - set(env) - {"fun"}:
-                raise SpaceError(f"trigger action {t.action} reads unbound ${v}")
-            self.triggers.append(GenericTrigger(foralls, t.action, conds, i))
+            self._add_trigger(t, i)
         for i, c in enumerate(self.choices.values()):
             c.index = i
+
+    def _build_sets(self, spec: ast.Specification) -> None:
+        for s in spec.sets:
+            self._add_set(s.name, s.param, s.superset, s.disjoint, s.entries, None)
+        for q in spec.quotients:
+            self._add_set(q.name, q.param, q.item.set.name, (), q.entries, q)
+        for s in self.sets.values():
+            self._check_set(s)
+        for s in self.sets.values():  # cycles in subsetof
+            if not self.is_subset(s.name, self.root(s.name)):
+                raise SpaceError(f"set {s.name}: cyclic 'subsetof'")
+
+    def _check_set(self, s: SetInfo) -> None:
+        if s.superset is not None and s.superset not in self.sets:
+            raise SpaceError(f"set {s.name}: unknown superset {s.superset}")
+        for d in s.disjoint:
+            if d not in self.sets:
+                raise SpaceError(f"set {s.name}: unknown disjoint set {d}")
+        if s.quotient is None:
+            if s.superset is None and "iterator" not in s.entries:
+                raise SpaceError(f"set {s.name} needs an 'iterator' entry")
+            if s.superset is not None and not ({"iterator", "from_superset"} & set(s.entries)):
+                raise SpaceError(f"subset {s.name} needs 'iterator' or 'from_superset'")
+        if s.param is not None:
+            self._check_binding_set(s.param, {}, f"set {s.name}")
+
+    def _add_trigger(self, t, i: int) -> None:
+        foralls, extra = self._lower_foralls(t.foralls, positive=True)
+        env = self._scope(foralls, "trigger")
+        conds = tuple(extra) + tuple(t.conditions)
+        for cond in conds:
+            self._check_condition(cond, env, "trigger")
+        for v in t.action.variables - set(env) - {"fun"}:
+            raise SpaceError(f"trigger action {t.action} reads unbound ${v}")
+        self.triggers.append(GenericTrigger(foralls, t.action, conds, i))
 
     def _add_set(self, name, param, superset, disjoint, entries, quotient):
         if name in self.sets:
@@ -273,7 +281,8 @@ class Space:
                 for a, b in c.antisymmetric:
                     for v in (a, b):
                         if v not in names:
-                            raise SpaceError(f"choice {c.name}: antisymmetric names unknown value {v}")
+                            raise SpaceError(f"choice {c.name}: antisymmetric names "
+                                             f"unknown value {v}")
                     inv[names.index(a)], inv[names.index(b)] = names.index(b), names.index(a)
                 info.inverse = tuple(inv)
                 info.symmetric = bool(c.symmetric)
@@ -406,28 +415,35 @@ class Space:
         if isinstance(cond, ExistsCond):
             inner = self._scope((cond.binding,), where, scope)
             self._check_condition(cond.cond, inner, where)
-            return
-        if isinstance(cond, ast.IsCond):
-            c = self._check_ref(cond.ref, scope, where)
-            if c.kind != "enum":
-                raise SpaceError(f"{where}: 'is' needs an enum choice, {c.name} is {c.kind}")
-            for v in cond.values:
-                if v not in c.values and v not in c.aliases:
-                    raise SpaceError(f"{where}: {v} is not a value of {c.name} "
-                                     f"(values: {', '.join(c.values)})")
-            return
-        if isinstance(cond, ast.SnippetCond):
-            for v in cond.snippet.variables - set(scope) - {"fun"}:
-                raise SpaceError(f"{where}: snippet {cond.snippet} reads unbound ${v}")
-            return
+        elif isinstance(cond, ast.IsCond):
+            self._check_is_condition(cond, scope, where)
+        elif isinstance(cond, ast.SnippetCond):
+            self._check_snippet(cond.snippet, scope, where)
+        else:
+            self._check_comparison(cond, scope, where)
+
+    def _check_is_condition(self, cond: ast.IsCond, scope: dict, where: str) -> None:
+        c = self._check_ref(cond.ref, scope, where)
+        if c.kind != "enum":
+            raise SpaceError(f"{where}: 'is' needs an enum choice, {c.name} is {c.kind}")
+        for v in cond.values:
+            if v not in c.values and v not in c.aliases:
+                raise SpaceError(f"{where}: {v} is not a value of {c.name} "
+                                 f"(values: {', '.join(c.values)})")
+
+    @staticmethod
+    def _check_snippet(snippet, scope: dict, where: str) -> None:
+        for v in snippet.variables - set(scope) - {"fun"}:
+            raise SpaceError(f"{where}: snippet {snippet} reads unbound ${v}")
+
+    def _check_comparison(self, cond, scope: dict, where: str) -> None:
         kinds = []
         for side in (cond.lhs, cond.rhs):
             if isinstance(side, ast.ChoiceRef):
                 kinds.append(self._check_ref(side, scope, where))
             else:
                 if isinstance(side, Snippet):
-                    for v in side.variables - set(scope) - {"fun"}:
-                        raise SpaceError(f"{where}: snippet {side} reads unbound ${v}")
+                    self._check_snippet(side, scope, where)
                 kinds.append(None)
         enums = [k for k in kinds if k is not None and k.kind == "enum"]
         if enums:
