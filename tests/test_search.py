@@ -248,6 +248,7 @@ def test_search_on_dask_workers(tmp_path):
     assert all(r["search"]["worker"] for r in rows)
 
 
+@pytest.mark.audit  # 35 evaluations: a statistical claim, not a law
 def test_search_beats_the_median_random_implementation():
     """Twenty evaluations of a guided search against fifteen random fixed
     candidates of the same kernel, all measured on the CPU backend."""

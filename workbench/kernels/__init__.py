@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from collections import OrderedDict
+
 from ..errors import WorkbenchError
 from .basic_block import BasicBlock, Instruction, basic_block, random_basic_block
 from .ir import Kernel
@@ -22,8 +25,28 @@ _BUILDERS = {
 }
 
 
+# Equal specs give the same kernel object (the last few are kept), so a
+# kernel rebuilt from data — a candidate's JSON, a CLI call, a worker's task —
+# shares its root candidate and its lowered problems with the first one
+# (seconds each) instead of computing them again. Kernels are not mutated
+# after construction (lowering works on copies), so sharing is safe.
+_INTERNED: OrderedDict = OrderedDict()
+_KEEP = 16
+
+
+def _interned(key: str, make):
+    kernel = _INTERNED.get(key)
+    if kernel is None:
+        kernel = _INTERNED[key] = make()
+        while len(_INTERNED) > _KEEP:
+            _INTERNED.popitem(last=False)
+    _INTERNED.move_to_end(key)
+    return kernel
+
+
 def from_spec(spec: dict):
-    """Rebuild a kernel from what its `spec()` returned."""
+    """Rebuild a kernel from what its `spec()` returned (the same object for
+    an equal spec, see above)."""
     if not isinstance(spec, dict) or "builder" not in spec:
         raise WorkbenchError(f"not a kernel spec: {spec!r}")
     try:
@@ -31,7 +54,7 @@ def from_spec(spec: dict):
     except KeyError:
         raise WorkbenchError(f"unknown kernel builder {spec['builder']!r}; known: "
                              f"{', '.join(sorted(_BUILDERS))}") from None
-    return build(spec)
+    return _interned(json.dumps(spec, sort_keys=True), lambda: build(spec))
 
 
 def register(name: str, build) -> None:
@@ -50,7 +73,8 @@ def build_kernel(name: str, sizes: dict):
     if name not in _BY_NAME:
         raise WorkbenchError(f"unknown kernel {name!r}; known: {', '.join(BUILDERS)}")
     try:
-        return _BY_NAME[name](**sizes)
+        return _interned(json.dumps({"builder": name, **sizes}, sort_keys=True),
+                         lambda: _BY_NAME[name](**sizes))
     except TypeError as exc:
         raise WorkbenchError(f"kernel {name}: {exc}") from None
 
