@@ -31,12 +31,12 @@ lab: $(VENV)/.lab
 
 test: $(VENV)/.test
 	$(BIN)/ruff check workbench widgets tests benchmarks
-	$(BIN)/python -m pytest -n 2 --dist loadgroup --durations=15
+	$(BIN)/python -m pytest -n 2 --dist loadfile --durations=15
 
 # 200 random fixed candidates per thesis kernel: numpy checks, bounds along
 # the descents, CPU runs (about half an hour on two cores).
 audit: $(VENV)/.test
-	$(BIN)/python -m pytest -n 2 --dist loadgroup --audit -m "audit or drawn" --durations=15
+	$(BIN)/python -m pytest -n 2 --dist loadfile --audit -m "audit or drawn" --durations=15
 
 bench: $(VENV)/.test
 	$(BIN)/python benchmarks/bench_propagation.py

@@ -4,8 +4,8 @@ random-candidate audits — 200 fixed candidates per thesis kernel checked
 against numpy, bounded along their descents and run — due before a change
 to the space, model, codegen or runtime is called done.
 
-`make test` runs two pytest-xdist workers (`-n 2 --dist loadgroup`): the
-drawn candidates' tests share one worker, which draws them once.
+`make test` runs two pytest-xdist workers (`-n 2 --dist loadfile`): the
+drawn candidates' tests are all in test_drawn.py, so one worker draws them.
 
 Hypothesis profiles: `dev` (the default), `ci` (derandomized: the same
 examples on every run, so a red CI is reproducible) and `audit` (many more
@@ -45,14 +45,11 @@ def pytest_configure(config):
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", default))
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     audit = config.getoption("--audit")
     skip = pytest.mark.skip(reason="a long audit: run `make audit`")
     for item in items:
         if "drawn" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.drawn)
-        if "drawn" in item.keywords:  # one xdist worker draws them for every module
-            item.add_marker(pytest.mark.xdist_group("drawn"))
         if "audit" in item.keywords and not audit:
             item.add_marker(skip)
