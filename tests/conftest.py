@@ -37,6 +37,8 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "audit: a long audit, run only with --audit (make audit)")
     config.addinivalue_line("markers", "drawn: checks the shared random fixed candidates "
                                        "(few in make test, 200 per kernel with --audit)")
+    config.addinivalue_line("markers", "law: a hypothesis property test (ten times the examples "
+                                       "with --audit)")
     config.addinivalue_line("markers", "gpu: needs a CUDA device (skips cleanly without one)")
     config.addinivalue_line("markers", "browser: drives JupyterLab in Chromium")
     audit = config.getoption("--audit")
@@ -51,5 +53,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "drawn" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.drawn)
+        if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+            item.add_marker(pytest.mark.law)
         if "audit" in item.keywords and not audit:
             item.add_marker(skip)
