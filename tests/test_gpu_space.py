@@ -73,7 +73,7 @@ def test_thread_limit_from_target(matmul):
     assert hi <= load_target("h200").max_threads_per_block
     # propagation keeps the counter's upper bound within the target; whether a
     # third class of 4 threads exists is only known once the quotient is (the
-    # fixed candidates of test_codegen check the launch against the limit)
+    # fixed candidates of test_drawn check the launch against the limit)
 
 
 def test_lowering_adds_a_temporary_array(matmul):
