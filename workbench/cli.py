@@ -20,6 +20,7 @@ from . import descent
 from .candidate import Candidate
 from .errors import WorkbenchError
 from .kernels import build_kernel
+from .orders import order_names
 from .space.space import load_space
 
 
@@ -64,9 +65,9 @@ def load_fixed(args) -> Candidate:
     return cand
 
 
-def space_stats(root: Candidate, descents: int, seed: int) -> dict:
+def space_stats(root: Candidate, descents: int, seed: int, order="thesis") -> dict:
     """Random descents (thesis Tables 4.3 and 6.1), see `workbench.descent`."""
-    out = descent.space_stats(root, descents, seed)
+    out = descent.space_stats(root, descents, seed, order)
     if out["log10_space_size"] is None:
         # every descent died: only the Cartesian upper bound of the root is known
         out["log10_space_size"] = root.log10_size()
@@ -134,6 +135,8 @@ def _space_stats_args(p) -> None:
     _kernel_args(p)
     p.add_argument("--descents", type=int, default=100)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--order", default="thesis", choices=order_names(),
+                   help="choice order of the descents (default: the thesis's)")
     p.add_argument("--fcg", action="store_true",
                    help="add the fusion conflict graph propagator (prunes order = MERGED)")
 
@@ -143,7 +146,7 @@ def _space_stats_args(p) -> None:
 def cmd_space_stats(args) -> int:
     root = load_candidate(args)
     t0 = time.perf_counter()
-    out = space_stats(root, args.descents, args.seed)
+    out = space_stats(root, args.descents, args.seed, args.order)
     if not args.json:
         out["seconds"] = round(time.perf_counter() - t0, 3)
     _emit(out, args.json)

@@ -15,6 +15,10 @@ the bound and the statistics tell branches apart close to the root.
   model gradient of §7.2.2): the choice with the largest guaranteed raise of
   the bound, then the largest spread; the fixed order when no open choice
   moves the bound.
+- `structural`: tile sizes, dimension kinds, then fusion (dim_map) and
+  nesting (order) before thread mapping and memory — the workbench's default
+  before the thesis's order became the only default; on our GPU space it
+  meets far fewer dead ends (docs/results.md, space-stats).
 - `random`: any open choice, at random — the order a person takes them in
   (the laws hold whatever the order; tests walk it).
 
@@ -33,6 +37,7 @@ from .errors import WorkbenchError
 
 THESIS_ORDER = ("size", "dim_kind", "thread_mapping", "dim_map", "mem_space", "order", "cache")
 REVERSE_ORDER = tuple(reversed(THESIS_ORDER))
+STRUCTURAL_ORDER = ("size", "dim_kind", "dim_map", "order", "thread_mapping", "mem_space", "cache")
 
 
 @runtime_checkable
@@ -132,6 +137,7 @@ class DynamicOrder:
 _ORDERS: dict[str, Callable[[], ChoiceOrder]] = {
     "thesis": lambda: FixedOrder(THESIS_ORDER, "thesis"),
     "reverse": lambda: FixedOrder(REVERSE_ORDER, "reverse"),
+    "structural": lambda: FixedOrder(STRUCTURAL_ORDER, "structural"),
     "dynamic": DynamicOrder,
     "random": RandomOrder,
 }
@@ -178,6 +184,6 @@ def order_spec(order: ChoiceOrder):
     return list(names)
 
 
-__all__ = ["REVERSE_ORDER", "THESIS_ORDER", "ChoiceOrder", "DynamicOrder", "FixedOrder",
-           "RandomOrder", "choice_order", "open_choice", "order_names", "order_spec",
+__all__ = ["REVERSE_ORDER", "STRUCTURAL_ORDER", "THESIS_ORDER", "ChoiceOrder", "DynamicOrder",
+           "FixedOrder", "RandomOrder", "choice_order", "open_choice", "order_names", "order_spec",
            "register_order"]
