@@ -61,7 +61,11 @@ class Descent:
     @property
     def log10_estimate(self) -> float:
         """log10 of the product of branching factors (Knuth)."""
-        return sum(math.log10(f) for f in self.factors)
+        return _log10_product(self.factors)
+
+
+def _log10_product(factors) -> float:
+    return sum(math.log10(f) for f in factors)
 
 
 def descend(start: Candidate, rng: random.Random, *, order="thesis", backtrack: bool = False,
@@ -172,7 +176,7 @@ def space_stats(root: Candidate, descents: int, seed: int, order="thesis") -> di
     fixed candidates (thesis Tables 4.3 and 6.1) from `descents` probes."""
     probes = knuth(root, descents, seed, order)
     ok = [p for p in probes if p.fixed]
-    logs = [sum(math.log10(f) for f in p.factors) for p in ok]
+    logs = [_log10_product(p.factors) for p in ok]
     if logs:  # log10 of the mean of 10^e over all probes (dead ends count 0)
         top = max(logs)
         log10_size = top + math.log10(sum(10 ** (e - top) for e in logs) / len(probes))
