@@ -4,11 +4,13 @@ through ctypes), CUDA C with nvcc (a compile check where no GPU exists)."""
 from __future__ import annotations
 
 import ctypes
+import math
 import os
 import re
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -51,10 +53,12 @@ def openmp_flag() -> str | None:
     """-fopenmp when the C compiler supports it (checked once), else None."""
     cc = _cc()
     if cc not in _OPENMP:
-        d = Path(tempfile.mkdtemp(prefix="wb_omp_"))
-        (d / "t.c").write_text("#include <omp.h>\nint f(void) { return omp_get_max_threads(); }\n")
-        got = subprocess.run([cc, "-fopenmp", "-shared", "-fPIC", "-o", str(d / "t.so"),
-                              str(d / "t.c")], capture_output=True, check=False)
+        with tempfile.TemporaryDirectory(prefix="wb_omp_") as tmp:
+            d = Path(tmp)
+            (d / "t.c").write_text("#include <omp.h>\n"
+                                   "int f(void) { return omp_get_max_threads(); }\n")
+            got = subprocess.run([cc, "-fopenmp", "-shared", "-fPIC", "-o", str(d / "t.so"),
+                                  str(d / "t.c")], capture_output=True, check=False)
         _OPENMP[cc] = "-fopenmp" if got.returncode == 0 else None
     return _OPENMP[cc]
 
@@ -86,19 +90,28 @@ def fma_flags() -> list:
     return _FMA[cc]
 
 
-def compile_c(sources: list[str], workdir: str | None = None,
-              openmp: bool = True) -> ctypes.CDLL:
-    """Compile C functions into one shared library and load it. With OpenMP
-    (where the compiler has it) block loops run in parallel; the library's
-    `wb_set_threads(n)` sets how many threads (one by default)."""
+def build_c(sources: list[str], workdir: str | Path, openmp: bool = True) -> Path:
+    """Compile C functions into one shared library in `workdir` without
+    loading it (the CPU backend loads it in a child process); its path."""
     cc = _cc()
-    d = Path(workdir or tempfile.mkdtemp(prefix="wb_c_"))
+    d = Path(workdir)
     src, lib = d / "ref.c", d / "ref.so"
     src.write_text(C_PRELUDE + "\n".join(sources))
     omp = [openmp_flag()] if openmp and openmp_flag() else []
     # -ffp-contract=off: fmaf() is the only fused multiply-add, as on the GPU
     _run([cc, "-O1", "-shared", "-fPIC", "-ffp-contract=off", *fma_flags(), *omp, "-o",
           str(lib), str(src), "-lm"], "C compilation")
+    return lib
+
+
+def compile_c(sources: list[str], workdir: str | None = None,
+              openmp: bool = True) -> ctypes.CDLL:
+    """Compile C functions into one shared library and load it in this
+    process. With OpenMP (where the compiler has it) block loops run in
+    parallel; the library's `wb_set_threads(n)` sets how many threads (one by
+    default). Generated code run this way can hang or kill the caller: the
+    CPU backend uses `build_c` and a child process instead."""
+    lib = build_c(sources, workdir or tempfile.mkdtemp(prefix="wb_c_"), openmp)
     out = ctypes.CDLL(str(lib))
     out.wb_set_threads.argtypes = [ctypes.c_int]
     out.wb_set_threads(1)
@@ -142,8 +155,33 @@ _PTXAS = {
     "spill_loads": r"(\d+) bytes spill loads",
     "stack_bytes": r"(\d+) bytes stack frame",
     "shared_bytes": r"(\d+) bytes smem",
+    "local_bytes": r"(\d+) bytes lmem",
     "barriers": r"used (\d+) barriers",
 }
+_ENTRY = re.compile(r"Compiling entry function '([^']+)' for '([^']+)'")
+
+
+def parse_ptxas(text: str) -> dict:
+    """`ptxas -v`'s report, one entry per kernel: {name: {registers,
+    spill_stores, spill_loads, stack_bytes, shared_bytes (static),
+    local_bytes, barriers, arch}}. `local_bytes` is the per-thread local
+    memory: the stack frame (where spills go) or an older ptxas's `lmem`."""
+    out: dict = {}
+    parts = _ENTRY.split(text)
+    for name, arch, body in zip(parts[1::3], parts[2::3], parts[3::3]):
+        info = {}
+        for key, pat in _PTXAS.items():
+            m = re.search(pat, body)
+            info[key] = int(m.group(1)) if m else 0
+        info["local_bytes"] = max(info["local_bytes"], info["stack_bytes"])
+        info["arch"] = arch
+        out[name] = info
+    return out
+
+
+def spills(info: dict) -> bool:
+    """Whether ptxas spilled registers to local memory for this kernel."""
+    return bool(info.get("spill_stores") or info.get("spill_loads"))
 
 
 def ptxas_info(source: str, name: str, arch: str = "sm_90",
@@ -151,22 +189,135 @@ def ptxas_info(source: str, name: str, arch: str = "sm_90",
     """What `ptxas -v` reports for kernel `name` of a CUDA source: registers
     per thread, spilled bytes, stack frame, static shared memory, barriers
     (GPU facts without a GPU: nvcc compiles for any architecture)."""
+    got = ptxas_report({name: source}, arch, workdir=workdir, jobs=1)
+    if name not in got.facts:
+        raise CompileError(f"ptxas reported no kernel {name!r}:\n{got.log[-2000:]}")
+    return got.facts[name]
+
+
+@dataclass
+class PtxasReport:
+    """`ptxas_report`'s answer: per-kernel facts, the cubin holding each
+    kernel (loadable with CuPy's RawModule(path=...)), the kernels whose job
+    failed with the compiler's message, and the seconds it took."""
+    facts: dict = field(default_factory=dict)  # name -> parse_ptxas entry
+    cubins: dict = field(default_factory=dict)  # name -> Path of its cubin
+    errors: dict = field(default_factory=dict)  # name -> nvcc's message
+    seconds: float = 0.0
+    log: str = ""
+
+
+def ptxas_report(sources, arch: str = "sm_90", workdir: str | None = None,
+                 jobs: int | None = None) -> PtxasReport:
+    """Compile CUDA kernels to cubins for `arch` with `nvcc -Xptxas -v`, in
+    `jobs` parallel nvcc processes (default: one per CPU), and read every
+    kernel's registers, spills, shared and local memory. `sources`: a dict
+    name -> CUDA source (one `extern "C"` kernel each, as `generate` prints
+    it) or a list of `Generated`. A job whose file does not compile is
+    retried kernel by kernel, so one bad kernel costs only itself."""
+    import time
+    t0 = time.perf_counter()
+    if not isinstance(sources, dict):
+        sources = {g.name: g.cuda for g in sources}
+    names = list(sources)
+    rep = PtxasReport()
+    if not names:
+        return rep
     nvcc = nvcc_path()
     if nvcc is None:
         raise CompileError("nvcc is not on PATH")
     d = Path(workdir or tempfile.mkdtemp(prefix="wb_ptxas_"))
-    src, out = d / f"{name}.cu", d / f"{name}.cubin"
-    src.write_text(source)
-    got = subprocess.run([nvcc, f"-arch={arch}", "-cubin", "-Xptxas", "-v", "-o", str(out),
-                          str(src)], capture_output=True, text=True, check=False)
-    if got.returncode != 0:
-        raise CompileError(f"nvcc failed:\n{got.stderr[-4000:]}")
-    text = got.stderr.split(f"Function properties for {name}", 1)[-1]
-    info = {}
-    for key, pat in _PTXAS.items():
-        m = re.search(pat, text)
-        info[key] = int(m.group(1)) if m else 0
-    return info
+    d.mkdir(parents=True, exist_ok=True)
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(names)))
+    groups = [names[j::jobs] for j in range(jobs)]
+    failed = _ptxas_jobs(nvcc, arch, d, "job", groups, sources, rep)
+    if failed:  # one by one: which kernel broke the file, and the rest's facts
+        singles = [[n] for g in failed for n in g]
+        for g, msg in zip(singles, _ptxas_jobs(nvcc, arch, d, "one", singles, sources, rep,
+                                               keep_errors=True)):
+            rep.errors[g[0]] = msg
+    rep.seconds = time.perf_counter() - t0
+    return rep
+
+
+def _ptxas_jobs(nvcc, arch, d, tag, groups, sources, rep, keep_errors=False) -> list:
+    """Run one nvcc per group; fills `rep`; returns the failed groups (or,
+    with keep_errors, their messages)."""
+    procs = []
+    for j, group in enumerate(groups):
+        src, out = d / f"{tag}{j}.cu", d / f"{tag}{j}.cubin"
+        src.write_text("\n".join(sources[n] for n in group))
+        cmd = [nvcc, f"-arch={arch}", "-cubin", "-Xptxas", "-v", "-o", str(out), str(src)]
+        procs.append((group, out, subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                                   stderr=subprocess.PIPE, text=True)))
+    failed = []
+    for group, out, proc in procs:
+        _, err = proc.communicate()
+        rep.log += err
+        if proc.returncode != 0:
+            failed.append(err[-4000:] if keep_errors else group)
+            continue
+        facts = parse_ptxas(err)
+        for n in group:
+            if n in facts:
+                rep.facts[n] = facts[n]
+                rep.cubins[n] = out
+    return failed
+
+
+def occupancy(facts: dict, launch: dict, target=None) -> dict:
+    """Blocks and warps one SM of `target` can hold for a kernel with these
+    ptxas `facts` and this launch (threads per block, static + dynamic
+    shared memory), each limit named: threads, blocks, registers (allocated
+    per warp in units of `register_unit`, 256 on every CUDA GPU since
+    Kepler), shared memory. `occupancy` is resident warps / the SM's
+    maximum; `limited_by` names the smallest limit. The figures are upper
+    bounds on what the device runs at once (the 1 KB of shared memory the
+    driver reserves per block from sm_80 on is not subtracted), so a bound
+    that uses them stays a lower bound."""
+    from ..target import load_target
+    t = load_target(target or "h200")
+    par = t.raw.get("model", {}).get("parallelism", {})
+    warp = int(t.limits.get("warp_size", 32))
+    threads = int(math.prod(launch.get("block", [1])))
+    warps_per_block = -(-threads // warp)
+    regs = int(facts.get("registers", 0))
+    unit = int(par.get("register_unit", 256))
+    regs_per_warp = -(-regs * warp // unit) * unit
+    smem = max(int(launch.get("shared_bytes", 0)),
+               int(facts.get("shared_bytes", 0)) + int(launch.get("dynamic_shared_bytes", 0)))
+    limits = {}
+    if par.get("max_threads_per_sm"):
+        limits["threads"] = int(par["max_threads_per_sm"]) // warp // warps_per_block
+    if par.get("max_blocks_per_sm"):
+        limits["blocks"] = int(par["max_blocks_per_sm"])
+    if par.get("registers_per_sm") and regs_per_warp:
+        limits["registers"] = int(par["registers_per_sm"]) // regs_per_warp // warps_per_block
+    if par.get("shared_bytes_per_sm") and smem:
+        limits["shared_memory"] = int(par["shared_bytes_per_sm"]) // smem
+    blocks = min(limits.values()) if limits else None
+    max_warps = int(par.get("max_threads_per_sm", 0)) // warp
+    return {"target": t.name, "threads_per_block": threads, "registers": regs,
+            "shared_bytes_per_block": smem, "blocks_per_sm": blocks,
+            "warps_per_sm": None if blocks is None else blocks * warps_per_block,
+            "occupancy": (blocks * warps_per_block / max_warps
+                          if blocks is not None and max_warps else None),
+            "limited_by": (min(limits, key=limits.get) if limits else None),
+            "limits": limits}
+
+
+def resources(cand_or_generated, target=None, arch: str = "sm_90",
+              workdir: str | None = None) -> dict:
+    """ptxas facts of one fixed candidate's CUDA (or of a `Generated`) and
+    the occupancy they allow on `target` (default: the kernel's): what the
+    Code tab, `codegen --json` and the records show."""
+    from . import generate
+    g = cand_or_generated
+    if not hasattr(g, "cuda"):
+        target = target or g.kernel.target.name
+        g = generate(g, "kernel")
+    facts = ptxas_info(g.cuda, g.name, arch, workdir)
+    return {**facts, "occupancy": occupancy(facts, g.launch, target)}
 
 
 def run_reference(lib: ctypes.CDLL, name: str, kernel, inputs: dict) -> dict:
