@@ -80,7 +80,7 @@ def test_store_truncated_last_line(tmp_path):
     store.path.write_bytes(data[:-20])  # a run killed while writing
     with pytest.warns(UserWarning, match="truncated last line skipped"):
         assert len(store.load()) == 2
-    with pytest.warns(UserWarning, match="moved to"):
+    with pytest.warns(UserWarning, match="moved to"):  # under the lock: a killed writer's
         _write(store, 1)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -105,7 +105,7 @@ def test_store_refuses_other_schema_and_corruption(tmp_path):
     with pytest.raises(WorkbenchError, match="not one of"):
         store.append({"status": "exploded"})
     assert set(STATUSES) == {"ok", "compile_error", "launch_error", "wrong_result", "timeout",
-                             "no_device", "reference"}
+                             "no_device", "reference", "crash"}
 
 
 def test_cli_run(tmp_path):

@@ -31,6 +31,28 @@ def _float(x: float) -> str:
     return f"{float(x)!r}f"
 
 
+INT_MAX = 2**31 - 1
+
+
+def needs_64bit(impl: Implementation) -> bool:
+    """Whether an index of the generated code can pass 2^31 - 1: an array's
+    length, an access's largest address, a loop's size, a variable's copies
+    for every thread, a global temporary for every block. Then loop counters
+    are `long` and every address term is computed in 64 bits."""
+    k = impl.kernel
+    worst = [a.length for a in k.arrays() if not a.temporary]
+    worst += list(impl.size.values())
+    for i in k.instructions():
+        if i.array is not None:
+            worst.append(sum(abs(c) * (impl.size[d.name] - 1)
+                             for d, c in impl.coefficients(i)))
+    worst += [_aligned(n) * impl.blocks() * impl.threads() for n in impl.temp_size.values()]
+    lengths = [math.prod(impl.size[d.name] for d in impl.instance_dims(i, Printer.instance_kinds))
+               for i in k.instructions() if i.op != "store"]
+    worst.append(impl.threads() * max(lengths, default=1) * impl.blocks())
+    return max(worst, default=0) > INT_MAX
+
+
 def _aligned(n: int) -> int:
     """Floats a temporary takes, rounded up so the next one stays 16-byte aligned."""
     return -(-max(n, 1) // 4) * 4
@@ -56,6 +78,8 @@ class Printer:
             dims = impl.instance_dims(i, self.instance_kinds)
             self.vars[owner.name] = (dims, math.prod(impl.size[d.name] for d in dims))
         self.synced = self._synced()
+        self.wide = needs_64bit(impl)
+        self.itype = "long" if self.wide else "int"
 
     def _synced(self) -> set:
         """Ids of the loops that hold a barrier."""
@@ -90,13 +114,19 @@ class Printer:
             if coef == 0:
                 continue
             e = self.idx(d, env)
-            parts.append(e if coef == 1 else f"{coef} * {e}")
+            parts.append(self.term(e, coef))
         return " + ".join(parts) if parts else "0"
+
+    def term(self, e: str, coef: int) -> str:
+        """coef * e, in 64 bits where an index can pass 2^31 - 1."""
+        if not self.wide:
+            return e if coef == 1 else f"{coef} * {e}"
+        return f"(long){e}" if coef == 1 else f"{coef}L * {e}"
 
     def var_base(self, owner: str) -> str:
         """Offset of the running thread's copy of a variable."""
         n = max(self.vars[owner][1], 1)
-        return "t_" if n == 1 else f"t_ * {n}"
+        return self.term("t_", n)
 
     def var_ref(self, owner: str, index_of) -> str:
         dims, _ = self.vars[owner]
@@ -104,7 +134,7 @@ class Printer:
         for d in reversed(dims):
             terms.append((index_of(d), stride))
             stride *= self.impl.size[d.name]
-        parts = [e if c == 1 else f"{c} * {e}" for e, c in reversed(terms)]
+        parts = [self.term(e, c) for e, c in reversed(terms)]
         base = self.var_base(owner)
         parts = ([base] if base else []) + parts
         return f"v_{owner}[{' + '.join(parts) if parts else '0'}]"
@@ -153,7 +183,7 @@ class Printer:
                 self.loop(child, env)
 
     def header(self, lp, v) -> None:
-        self.line(f"for (int {v} = 0; {v} < {lp.size}; ++{v}) {{  // {lp.kind} "
+        self.line(f"for ({self.itype} {v} = 0; {v} < {lp.size}; ++{v}) {{  // {lp.kind} "
                   f"{', '.join(f'{d.name}:{d.label}' for d in lp.dims)}")
 
     def loop(self, lp, env) -> None:
@@ -284,6 +314,12 @@ class Printer:
 class CudaPrinter(Printer):
     dialect = "cuda"
     tid: ClassVar[dict] = {"x": "threadIdx.x", "y": "threadIdx.y", "z": "threadIdx.z"}
+
+    def term(self, e: str, coef: int) -> str:
+        """coef * e, in 64 bits where an index can pass 2^31 - 1."""
+        if not self.wide:
+            return e if coef == 1 else f"{coef} * {e}"
+        return f"(long){e}" if coef == 1 else f"{coef}L * {e}"
 
     def var_base(self, owner: str) -> str:
         return ""  # registers are per thread

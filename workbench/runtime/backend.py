@@ -9,15 +9,13 @@ built-in ones, so no module of the runtime imports one that imports it back.
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-import numpy as np
-
 from ..errors import WorkbenchError
+from ._child import max_error  # numpy only: the child process verifies with it too
 
 TOLERANCE = 1e-4  # float32 sums: normwise relative error
 
@@ -43,19 +41,6 @@ class Reference:
     @property
     def median_ns(self) -> float | None:
         return float(statistics.median(self.times_ns)) if self.times_ns else None
-
-
-def max_error(got: dict, want: dict) -> float:
-    """Largest normwise relative error over the outputs (NaN: never written)."""
-    worst = 0.0
-    for name, w in want.items():
-        g = np.asarray(got[name], dtype=np.float64)
-        w = np.asarray(w, dtype=np.float64)
-        err = float(np.max(np.abs(g - w))) / max(float(np.max(np.abs(w))), 1e-30)
-        if math.isnan(err):  # an output never written
-            return math.inf
-        worst = max(worst, err)
-    return worst
 
 
 @runtime_checkable

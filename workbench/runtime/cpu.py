@@ -1,25 +1,30 @@
 """The CPU backend: the reference executor (the generated C: every loop
 sequential, the blocks spread over `threads` cores with OpenMP where the
-compiler has it) compiled with the system C compiler and timed with
-`perf_counter_ns`; numpy is the reference timing. Works on any machine, so a
+compiler has it) compiled with the system C compiler, run and timed with `perf_counter_ns` in
+a child process that a deadline kills (`_child.py`); numpy is the reference
+timing. Works on any machine, so a
 machine without a GPU still measures real implementations."""
 
 from __future__ import annotations
 
-import ctypes
+import json
 import os
 import platform
+import selectors
+import signal
 import subprocess
+import sys
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
 from ..codegen import generate
-from ..codegen.compile import CompileError, compile_c, openmp_flag
+from ..codegen.compile import CompileError, build_c, openmp_flag
 from ..errors import WorkbenchError
 from ..model.hardware import hardware, with_cores
-from .backend import TOLERANCE, Measurement, Reference, max_error
+from .backend import TOLERANCE, Measurement, Reference
 
 
 class CpuBackend:
@@ -50,6 +55,11 @@ class CpuBackend:
                 "threads": self.threads}
 
     def run(self, kernel, cands, samples: int, timeout_s: float, seed: int):
+        """Generate and compile the batch here, run it in a child process
+        (`_child.py`): an endless loop is killed at its deadline (`timeout`),
+        a crash becomes `crash` with its signal, and the batch goes on in a
+        new child with the candidates after it. The temporary folder (source,
+        library, inputs) is removed before returning."""
         rng = np.random.default_rng(seed)
         inputs = kernel.make_inputs(rng)
         expected = kernel.reference(inputs)
@@ -61,37 +71,14 @@ class CpuBackend:
                 sources[i] = generate(c, names[i]).c
             except WorkbenchError as exc:
                 results[i] = Measurement("compile_error", message=f"code generation: {exc}")
-        libs = self._compile(sources, results)
-        outs = {a.name: np.full(a.length, np.nan, np.float32) for a in kernel.outputs()}
-        keep = [np.ascontiguousarray(inputs[a.name]) if a.role == "input" else outs[a.name]
-                for a in kernel.arrays() if not a.temporary]
-        args = [x.ctypes.data_as(ctypes.POINTER(ctypes.c_float)) for x in keep]
-        args += [ctypes.c_float(float(inputs[s])) for s in kernel.scalars]
-        for i, lib in libs.items():
-            fn = getattr(lib, names[i])
-            fn.restype = None
-            lib.wb_set_threads(self.threads)
-            for o in outs.values():
-                o.fill(np.nan)  # poisoned: an element never written fails
-            t0 = time.perf_counter_ns()
-            fn(*args)
-            first = time.perf_counter_ns() - t0
-            err = max_error(outs, expected)
-            if not err < TOLERANCE:
-                results[i] = Measurement("wrong_result", [first], f"normwise relative error "
-                                         f"{err:.3g} against numpy (tolerance {TOLERANCE})",
-                                         verified=False)
-                continue
-            if first > timeout_s * 1e9:
-                results[i] = Measurement("timeout", [first], f"one run took {first / 1e9:.3g} s "
-                                         f"(limit {timeout_s} s)", verified=True)
-                continue
-            times = []
-            for _ in range(samples):
-                t0 = time.perf_counter_ns()
-                fn(*args)
-                times.append(time.perf_counter_ns() - t0)
-            results[i] = Measurement("ok", times, verified=True, extra={"max_error": err})
+        if sources:
+            with tempfile.TemporaryDirectory(prefix="wb_cpu_", ignore_cleanup_errors=True
+                                             ) as tmp:
+                libs = self._compile(sources, results, Path(tmp))
+                job = self._job(kernel, inputs, expected, Path(tmp), samples, timeout_s)
+                for lib, idx in _group(libs).items():
+                    run_in_child(job, lib, [(i, names[i]) for i in idx], results, timeout_s,
+                                 samples, Path(tmp))
         ref = Reference("numpy", [])
         kernel.baseline(inputs)  # warm-up
         for _ in range(samples):
@@ -100,21 +87,179 @@ class CpuBackend:
             ref.times_ns.append(time.perf_counter_ns() - t0)
         return results, ref
 
+    def _job(self, kernel, inputs, expected, tmp: Path, samples, timeout_s) -> dict:
+        """What the child needs, the arrays saved beside it."""
+        args, exp = [], {}
+        for a in kernel.arrays():
+            if a.temporary:
+                continue
+            if a.role == "input":
+                f = tmp / f"in_{a.name}.npy"
+                np.save(f, np.ascontiguousarray(inputs[a.name], dtype=np.float32))
+                args.append({"kind": "input", "name": a.name, "file": str(f)})
+            else:
+                args.append({"kind": "output", "name": a.name, "length": int(a.length)})
+        args += [{"kind": "scalar", "name": s, "value": float(inputs[s])}
+                 for s in kernel.scalars]
+        for name, arr in expected.items():
+            f = tmp / f"expected_{name}.npy"
+            np.save(f, np.asarray(arr))
+            exp[name] = str(f)
+        return {"threads": self.threads, "args": args, "expected": exp, "samples": samples,
+                "timeout_s": float(timeout_s), "tolerance": TOLERANCE}
+
     @staticmethod
-    def _compile(sources: dict, results: list) -> dict:
+    def _compile(sources: dict, results: list, tmp: Path) -> dict:
         """One library for the batch; on a compile error, each source alone
-        so that only the faulty ones get the status."""
-        if not sources:
-            return {}
+        so that only the faulty ones get the status. {index: library path}"""
         try:
-            lib = compile_c(list(sources.values()), tempfile.mkdtemp(prefix="wb_cpu_"))
+            d = tmp / "batch"
+            d.mkdir()
+            lib = build_c(list(sources.values()), d)
             return dict.fromkeys(sources, lib)
         except CompileError:
             pass
         libs = {}
         for i, src in sources.items():
+            d = tmp / f"one_{i}"
+            d.mkdir()
             try:
-                libs[i] = compile_c([src], tempfile.mkdtemp(prefix="wb_cpu_"))
+                libs[i] = build_c([src], d)
             except CompileError as exc:
                 results[i] = Measurement("compile_error", message=str(exc))
         return libs
+
+
+def _group(libs: dict) -> dict:
+    out: dict = {}
+    for i, lib in libs.items():
+        out.setdefault(lib, []).append(i)
+    return out
+
+
+# seconds the child may take beyond the measured work: start, load, verify
+STARTUP_S = 30.0
+GRACE_S = 1.0
+CHILD = Path(__file__).with_name("_child.py")
+
+
+def _signal_name(sig: int) -> str:
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return f"signal {sig}"
+
+
+def run_in_child(job: dict, lib: Path, todo: list, results: list, timeout_s: float,
+                 samples: int, tmp: Path) -> None:
+    """Run `todo` ([(index, function name)]) of library `lib` in child
+    processes, one after another until every one has a result: a child that
+    dies or passes its deadline ends its running candidate (`crash` with the
+    signal, or `timeout`) and a new child takes the rest."""
+    while todo:
+        done = _child_batch(job, lib, todo, results, timeout_s, samples, tmp)
+        todo = todo[done:]
+
+
+def _child_batch(job, lib, todo, results, timeout_s, samples, tmp) -> int:
+    """One child over `todo`; returns how many of them now have a result."""
+    path = tmp / "job.json"
+    path.write_text(json.dumps({**job, "lib": str(lib),
+                                "cands": [{"i": i, "fn": fn} for i, fn in todo]}))
+    err_path = tmp / "child.stderr"
+    with err_path.open("wb") as err:
+        proc = subprocess.Popen([sys.executable, "-I", str(CHILD), str(path)],
+                                stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+    reader = _Lines(proc)
+    done, current, why = 0, None, None
+    deadline = time.monotonic() + STARTUP_S
+    try:
+        while True:
+            ev = reader.next(deadline)
+            if ev is None:  # the child ended, or passed its deadline
+                break
+            kind = ev.get("ev")
+            if kind == "start":
+                current = ev["i"]
+                deadline = time.monotonic() + timeout_s + GRACE_S
+                why = (f"the first run did not end within {timeout_s + GRACE_S:.3g} s "
+                       f"(limit {timeout_s} s): killed")
+            elif kind == "ran":
+                first = ev["ns"] / 1e9
+                deadline = time.monotonic() + STARTUP_S + samples * first * 3 + GRACE_S
+                why = (f"first run {first:.3g} s, then {samples} samples did not end "
+                       f"within {samples * first * 3 + GRACE_S:.3g} s: killed")
+            elif kind == "result":
+                i = ev.pop("i")
+                ev.pop("ev")
+                err_ = ev.pop("max_error", None)
+                results[i] = Measurement(ev["status"], ev["times_ns"], ev.get("message", ""),
+                                         ev.get("verified"),
+                                         extra={"max_error": err_} if err_ is not None else {})
+                done += 1
+                current = None
+                deadline = time.monotonic() + STARTUP_S
+            elif kind == "end":
+                break
+    finally:
+        timed_out = proc.poll() is None
+        if timed_out:
+            proc.kill()
+        rc = proc.wait()
+        reader.close()
+    if done == len(todo):
+        return done
+    stderr = err_path.read_text(errors="replace")[-1500:]
+    i = todo[done][0] if current is None else current
+    if timed_out and current is not None:
+        results[i] = Measurement("timeout", [], why, verified=None,
+                                 extra={"killed": True})
+    elif rc < 0:
+        name = _signal_name(-rc)
+        results[i] = Measurement("crash", [], f"the generated code died of {name}"
+                                 + (f"\n{stderr}" if stderr.strip() else ""),
+                                 extra={"signal": -rc, "signal_name": name})
+    else:
+        what = "did not start in time" if timed_out else f"exited with status {rc}"
+        results[i] = Measurement("crash", [], f"the evaluation process {what}"
+                                 + (f":\n{stderr}" if stderr.strip() else ""),
+                                 extra={"exit_code": rc})
+        if current is None:  # it died before any candidate: all the rest share it
+            for j, _ in todo[done + 1:]:
+                results[j] = results[i]
+            return len(todo)
+    return done + 1
+
+
+class _Lines:
+    """JSON lines from a child's stdout, read with a deadline."""
+
+    def __init__(self, proc):
+        self.proc = proc
+        self.fd = proc.stdout.fileno()
+        self.buf = b""
+        self.sel = selectors.DefaultSelector()
+        self.sel.register(self.fd, selectors.EVENT_READ)
+        self.eof = False
+
+    def next(self, deadline: float):
+        while b"\n" not in self.buf:
+            if self.eof:
+                return None
+            left = deadline - time.monotonic()
+            if left <= 0 or not self.sel.select(left):
+                return None
+            chunk = os.read(self.fd, 65536)
+            if not chunk:
+                self.eof = True
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        try:
+            return json.loads(line)
+        except json.JSONDecodeError:
+            return {"ev": "noise"}
+
+    def close(self) -> None:
+        self.sel.close()
+        self.proc.stdout.close()

@@ -4,7 +4,7 @@ A backend (`backend.Backend`) turns a batch of fixed candidates of one
 kernel into `Measurement`s; `evaluate` adds what every record carries
 (kernel, sizes, trail, bound and its top-level reason, reference timing and
 the ratio to it, versions, timestamp) and appends them to the store. Every failure is a
-status — compile_error, launch_error, wrong_result, timeout, no_device —
+status — compile_error, launch_error, wrong_result, timeout, crash, no_device —
 never an exception that ends a notebook or a search.
 """
 
@@ -50,7 +50,7 @@ def evaluate(cands, backend="cpu", store: RecordStore | str | None = "default",
     be = get_backend(backend) if isinstance(backend, str) else backend
     samples = max(MIN_SAMPLES, samples)
     results, reference = be.run(kernel, cands, samples=samples, timeout_s=timeout_s, seed=seed)
-    now = _dt.datetime.now(_dt.UTC).isoformat()  # one time for the batch
+    now = _dt.datetime.now(_dt.timezone.utc).isoformat()  # one time for the batch
     records = []
     for cand, m in zip(cands, results, strict=True):  # one measurement per candidate
         try:
@@ -92,7 +92,8 @@ def measure_reference(kernel, backend="cpu", store: RecordStore | str | None = "
     appended to `store` like any measurement."""
     be = get_backend(backend) if isinstance(backend, str) else backend
     _, ref = be.run(kernel, [], samples=max(MIN_SAMPLES, samples), timeout_s=10.0, seed=seed)
-    rec = _record(kernel, be, ref, _dt.datetime.now(_dt.UTC).isoformat(), trail=[], digest=None,
+    now = _dt.datetime.now(_dt.timezone.utc).isoformat()
+    rec = _record(kernel, be, ref, now, trail=[], digest=None,
                   status="reference" if ref else "no_device",
                   message="" if ref else "no device for this backend", verified=None,
                   times_ns=[], median_ns=None, ratio_to_reference=None)

@@ -3,14 +3,23 @@
 default; loading gives a pandas DataFrame.
 
 Every line carries `schema`; a file written by another schema version is
-refused with the line that says so. A truncated last line (a run killed while
-writing) is skipped with a warning when loading; before the next append it
-is moved to `<file>.truncated`, so nothing is lost and the file stays valid.
+refused with the line that says so. The store is safe to share between
+processes (a notebook's background search and its Run button, two CLI
+searches): every append takes an exclusive advisory lock (`fcntl.flock`) on
+the file and writes whole lines; every read takes a shared one, so a reader
+never sees a line being written. Under the exclusive lock, before writing,
+the file is checked to be a store of this schema (every line since the last
+check in this process); a file that is not (another format, another schema,
+a corrupted line) is refused, never repaired or moved. The only repair: a
+truncated last line (a writer killed mid-line — under the lock, no live
+writer can have left one) is copied to `<file>.truncated` and cut from the
+store, so nothing is lost and the file stays valid. See docs/records.md.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import fcntl
 import json
 import os
 import warnings
@@ -24,8 +33,9 @@ from ..paths import data_dir
 
 SCHEMA = "workbench.run/1"
 # "reference": a timing of the reference library alone (numpy / cuBLAS), no implementation
+# "crash": the generated code killed its process (x_signal, x_signal_name) or it exited
 STATUSES = ("ok", "compile_error", "launch_error", "wrong_result", "timeout", "no_device",
-            "reference")
+            "reference", "crash")
 
 
 @dataclass(frozen=True)
@@ -129,6 +139,8 @@ class Record(Mapping):
 
 
 _FIELDS = dataclasses.fields(Record)
+# (device, inode) of a store file -> (bytes, lines) of it this process has checked
+_CHECKED: dict[tuple, tuple[int, int]] = {}
 _KEYS = frozenset(f.name for f in _FIELDS) - {"extra"}
 
 
@@ -163,43 +175,116 @@ class RecordStore:
         return cls() if store == "default" else cls(store)
 
     def append(self, records) -> None:
-        """Append records (Records, or dicts of the stored form); each line
-        is flushed to disk at once."""
+        """Append records (Records, or dicts of the stored form) as whole
+        lines under an exclusive lock, then fsync. Refuses a file that is not
+        a store of this schema (nothing is written to it)."""
         if isinstance(records, Mapping):
             records = [records]
         records = [r.to_dict() if isinstance(r, Record) else {"schema": SCHEMA, **r}
                    for r in records]
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._set_aside_truncated_tail()
-        with self.path.open("a", encoding="utf-8") as fh:
-            for r in records:
-                if r.get("status") not in STATUSES:
-                    raise WorkbenchError(f"record status {r.get('status')!r} is not one of "
-                                         f"{', '.join(STATUSES)}")
-                fh.write(json.dumps(r, sort_keys=True) + "\n")
-                fh.flush()
-            os.fsync(fh.fileno())
-
-    def _set_aside_truncated_tail(self) -> None:
-        if not self.path.exists() or self.path.stat().st_size == 0:
+        for r in records:
+            if r.get("status") not in STATUSES:
+                raise WorkbenchError(f"record status {r.get('status')!r} is not one of "
+                                     f"{', '.join(STATUSES)}")
+        blob = "".join(json.dumps(r, sort_keys=True) + "\n" for r in records).encode()
+        if not blob:
             return
-        with self.path.open("rb") as fh:  # a complete file ends in a newline: one byte read
-            fh.seek(-1, os.SEEK_END)
-            if fh.read(1) == b"\n":
-                return
-        data = self.path.read_bytes()
-        cut = data.rfind(b"\n") + 1
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = self._open(os.O_RDWR | os.O_APPEND | os.O_CREAT)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            self._check(fd)
+            view = memoryview(blob)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+            start, n = _CHECKED[self._key(fd)]
+            _CHECKED[self._key(fd)] = (start + len(blob), n + len(records))
+        finally:
+            os.close(fd)  # releases the lock
+
+    def _open(self, flags: int) -> int:
+        if self.path.is_dir():
+            raise WorkbenchError(f"{self.path}: a folder, not a record store")
+        try:
+            return os.open(self.path, flags, 0o644)
+        except OSError as exc:
+            raise WorkbenchError(f"{self.path}: cannot open the record store: "
+                                 f"{exc.strerror}") from None
+
+    @staticmethod
+    def _key(fd: int) -> tuple:
+        st = os.fstat(fd)
+        return (st.st_dev, st.st_ino)
+
+    def _check(self, fd: int) -> None:
+        """Under the exclusive lock: every line since the last check is a
+        record of this schema; a truncated last line is set aside."""
+        size = os.fstat(fd).st_size
+        key = self._key(fd)
+        start, lines_before = _CHECKED.get(key, (0, 0))
+        if start > size:  # the file shrank under us: check it all again
+            start, lines_before = 0, 0
+        if start == size:
+            _CHECKED[key] = (start, lines_before)
+            return
+        data = os.pread(fd, size - start, start)
+        nl = data.rfind(b"\n")
+        lines = data[:nl + 1].split(b"\n")[:-1]
+        for n, line in enumerate(lines, lines_before + 1):
+            if line.strip():
+                self._check_line(line, n)
+        tail = data[nl + 1:]
+        if tail:
+            self._set_aside(fd, tail, start + nl + 1, had_line=start > 0 or nl >= 0)
+        _CHECKED[key] = (start + nl + 1, lines_before + len(lines))
+
+    def _check_line(self, line: bytes, n: int) -> None:
+        where = f"{self.path}:{n}"
+        try:
+            row = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise WorkbenchError(f"{where}: not a record store (a line that is not JSON); "
+                                 "nothing was written to it") from None
+        if not isinstance(row, dict) or row.get("schema") != SCHEMA:
+            got = row.get("schema") if isinstance(row, dict) else type(row).__name__
+            raise WorkbenchError(f"{where}: not a record store of schema {SCHEMA!r} (a line "
+                                 f"of schema {got!r}); nothing was written to it")
+
+    def _set_aside(self, fd: int, tail: bytes, cut: int, had_line: bool) -> None:
+        """A last line without its newline: a writer killed while writing."""
+        if not had_line:
+            raise WorkbenchError(f"{self.path}: not a record store (no complete record line); "
+                                 "nothing was written to it")
+        if not tail.lstrip().startswith(b"{"):
+            raise WorkbenchError(f"{self.path}: not a record store (its last line is not "
+                                 "JSON); nothing was written to it")
         aside = self.path.with_suffix(self.path.suffix + ".truncated")
         with aside.open("ab") as fh:
-            fh.write(data[cut:] + b"\n")
-        with self.path.open("r+b") as fh:
-            fh.truncate(cut)
-        warnings.warn(f"{self.path}: a truncated last line was moved to {aside}", stacklevel=3)
+            fh.write(tail + b"\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.ftruncate(fd, cut)
+        warnings.warn(f"{self.path}: a truncated last line ({len(tail)} bytes, a writer "
+                      f"killed while writing) was moved to {aside}", stacklevel=4)
 
     def rows(self) -> list[dict]:
+        """The stored dicts, read under a shared lock (never a line being
+        written); a truncated last line is skipped with a warning."""
         if not self.path.exists():
             return []
-        lines = self.path.read_text(encoding="utf-8").split("\n")
+        fd = self._open(os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            with os.fdopen(os.dup(fd), "rb") as fh:
+                data = fh.read()
+        finally:
+            os.close(fd)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise WorkbenchError(f"{self.path}: not a record store (not UTF-8 text)") from None
+        lines = text.split("\n")
         complete = lines[-1] == ""
         out = []
         for n, line in enumerate(lines, 1):
@@ -208,13 +293,14 @@ class RecordStore:
             try:
                 row = json.loads(line)
             except json.JSONDecodeError:
-                if n == len(lines) and not complete:
+                if n == len(lines) and not complete and n > 1:
                     warnings.warn(f"{self.path}:{n}: truncated last line skipped", stacklevel=2)
                     continue
                 raise WorkbenchError(f"{self.path}:{n}: not a JSON record (a corrupted line "
-                                     "in the middle of the store)") from None
-            if row.get("schema") != SCHEMA:
-                raise WorkbenchError(f"{self.path}:{n}: record schema {row.get('schema')!r}; "
+                                     "in the middle of the store, or not a store)") from None
+            if not isinstance(row, dict) or row.get("schema") != SCHEMA:
+                got = row.get("schema") if isinstance(row, dict) else type(row).__name__
+                raise WorkbenchError(f"{self.path}:{n}: record schema {got!r}; "
                                      f"this workbench reads {SCHEMA!r} (convert the file or "
                                      "load it with the workbench version that wrote it)")
             out.append(row)
