@@ -29,7 +29,8 @@ from ..codegen.tree import Implementation
 from ..space.values import DimKind, Order, ThreadMapping
 from . import memory
 from .base import Bound, model_for, register_model
-from .facts import UP_TO, Facts, representatives
+from .facts import SEQUENTIAL, UP_TO, Facts, representatives
+from .facts import _nest_of as _nest
 from .hardware import LEVELS, Hardware, hardware
 from .justification import (
     Justification,
@@ -41,6 +42,7 @@ from .justification import (
 )
 
 ARITH = ("fma", "mul", "add")
+VECTOR_MAX = 4  # float4: the widest access (limits.vector_widths)
 
 
 def bound(cand, target=None, parent: Bound | None = None, override: dict | None = None
@@ -77,6 +79,8 @@ class _Model:
             else None
         self.level_ns: dict = {}
         self._warp: dict = {}
+        self._counts: dict = {}
+        self._loops: dict = {}
 
     # ------------------------------------------------- local analysis
     def latency(self, s) -> float:
@@ -92,19 +96,106 @@ class _Model:
     def count(self, s, level: int, instructions: bool) -> float:
         """N^level_∅(s): instances of `s` per thread (0), block (1), GPU (2);
         `instructions` collapses vector dimensions into one instruction and
-        lets the compiler merge unrolled unit-stride accesses 4 at a time."""
+        lets the compiler merge unrolled unit-stride accesses. Own dimensions
+        count as in eq. 5.15; on a GPU target the foreign THREAD and BLOCK
+        dimensions replicate the statement too (`replication`)."""
+        key = (s.name, level, instructions)
+        got = self._counts.get(key)
+        if got is None:
+            own = self.own_count(s, level, instructions)
+            got = own * self.replication(s, level)
+            if level == 1 and self.hw.runs == "cuda" and s.op != "store":
+                # every thread of a block runs a statement that is not a
+                # guarded store (MAPPED thread dims have equal sizes, so no
+                # narrower guard): T_min threads × its own sequential dims
+                seq = [d for d in s.dims if self.f.kinds(d) <= SEQUENTIAL]
+                t_min = max(1, self.f.counter("threads_per_block")[0])
+                got = max(got, t_min * self.own_count(s, 0, instructions, seq))
+            self._counts[key] = got
+        return got
+
+    def own_count(self, s, level: int, instructions: bool, only=None) -> float:
+        """Instances of `s` along its own dimensions that may map to a level
+        ≤ `level` (restricted to `only` if given)."""
         f = self.f
-        dims, merged = [], 0
-        for d in s.dims:
+        dims, merged, vec = [], 0, False
+        for d in (s.dims if only is None else only):
             kinds = f.kinds(d)
             if not kinds & UP_TO[level]:
                 continue
             if instructions and DimKind.VECTOR in kinds:
+                vec = True
                 continue
             if instructions and s.is_mem() and DimKind.UNROLL in kinds and s.stride(d) == 1:
                 merged += 1
             dims.append(d)
-        return f.size_min(dims) / 4 ** merged
+        n = f.size_min(dims)
+        if not instructions:
+            return n
+        # vectorised accesses: float4 is the widest access (limits.vector_widths),
+        # so the compiler merges at most 4 unit-stride elements into one
+        # instruction, however many unrolled dims there are (÷4 once, not ÷4
+        # per dimension); and never fewer instructions than elements / 4
+        n = n / 4 if merged else n
+        if vec or merged:
+            everything = [d for d in (s.dims if only is None else only)
+                          if f.kinds(d) & UP_TO[level]]
+            n = max(n, f.size_min(everything) / VECTOR_MAX)
+        return n
+
+    def replication(self, s, level: int, store: bool | None = None, own=None) -> float:
+        """Instances of `s` (or of a loop's control, with `own` its dims) that
+        foreign THREAD and BLOCK dimensions add at level ≥ 1 (thesis eq. 5.15
+        counts every dimension a statement is nested in, Telamon multiplies
+        by the threads not mapped to the statement's own dimensions): in the
+        generated CUDA every statement but a guarded store runs in every
+        thread of its block (`codegen.tree.guard`), and every block runs the
+        whole body. Not on the CPU reference executor, which runs a statement
+        outside a thread loop once. Open choices: one representative per
+        class that surely maps to THREAD/BLOCK (never MAPPED or merged with
+        an own dimension or a kept one), each at its minimal size."""
+        if level == 0 or self.hw.runs != "cuda":
+            return 1.0
+        if own is None and self.impl is not None:
+            return self._fixed_replication(s, level)
+        store = s.op == "store" if store is None else store
+        own = list(s.dims) if own is None else own
+        f = self.f
+        allowed = {DimKind.THREAD} if level == 1 else {DimKind.THREAD, DimKind.BLOCK}
+        if store:  # a store runs once per block along the thread dims it lacks
+            allowed = allowed & {DimKind.BLOCK}
+
+        def related(a, b):
+            if f.may_merge(a, b):
+                return True
+            return ThreadMapping.MAPPED in f.dom("thread_mapping", a, b)
+        kept: list = []
+        for d in self.k.dims():
+            if d in own:
+                continue
+            kinds = f.kinds(d)
+            if not kinds or not kinds <= allowed:
+                continue
+            if any(related(d, e) for e in own if f.kinds(e) & allowed) or \
+                    any(related(d, e) for e in kept):
+                continue
+            kept.append(d)
+        return float(f.size_min(kept)) if kept else 1.0
+
+    def _fixed_replication(self, s, level: int) -> float:
+        """The exact factor on a fixed implementation: threads that run `s`
+        (its guard) over those its own thread dims account for, and at the
+        GPU level the blocks over its own block dims."""
+        impl = self.impl
+        anc = impl.ancestors(s)
+        own_t = math.prod(lp.size for lp in anc if lp.kind == DimKind.THREAD
+                          and any(d in s.dims for d in lp.dims))
+        factor = self._running(s) / own_t
+        if level == 2:
+            own_b = math.prod(lp.size for lp in anc if lp.kind == DimKind.BLOCK
+                              and any(d in s.dims for d in lp.dims))
+            factor *= impl.blocks() / own_b
+        return max(factor, 1.0)
 
     def warp(self, s) -> tuple[float, float]:
         """(sectors, wavefronts) per warp access: exact minimum over warps
@@ -117,12 +208,27 @@ class _Model:
 
     def warp_factor(self, s) -> float:
         """Warp granularity (§5.3.1): lanes of partly filled warps still
-        occupy issue slots. Applied when the block's shape is fixed."""
+        occupy issue slots. Applied when the block's shape is fixed, over
+        the threads that run `s` (every thread of the block on a GPU target,
+        but for a guarded store; its own thread loops otherwise)."""
         if self.impl is None:
             return 1.0
-        active = math.prod(lp.size for lp in self.impl.ancestors(s) if lp.kind == DimKind.THREAD)
+        if self.hw.runs == "cuda":
+            active = self._running(s)
+        else:
+            active = math.prod(lp.size for lp in self.impl.ancestors(s)
+                               if lp.kind == DimKind.THREAD)
         ws = self.hw.warp_size
         return math.ceil(active / ws) * ws / active
+
+    def _running(self, s) -> int:
+        """Threads of a block that run `s` in the generated CUDA (its guard)."""
+        guard = {h: (op, n) for h, op, n in self.impl.guard(s)}
+        running = 1
+        for h, n in zip("xyz", self.impl.block_dim):
+            op, m = guard.get(h, (None, n))
+            running *= 1 if op == "==" else m
+        return running
 
     def usage(self, level: int) -> dict:
         """{resource: {statement: amount}} for one instance of the level."""
@@ -139,11 +245,11 @@ class _Model:
             if "fma" in out and s.op in ARITH:
                 out["fma"][s.name] = n_elem * wf
             if s.is_mem():
-                sectors, waves = self.warp(s)
-                if "lsu" in out:
-                    out["lsu"][s.name] = n_inst if level == 0 else n_inst * wf * waves / ws
-                if "l2_bytes" in out and memory.bypasses_l1(self.f, s):
-                    out["l2_bytes"][s.name] = n_inst * wf * sectors * self.hw.sector_bytes / ws
+                self._mem_usage(s, level, n_inst * wf, out)
+        for label, (iters, taken) in self.loop_iterations(level).items():
+            for r, per in self.hw.loop_overhead.items():
+                if r in out:
+                    out[r][f"loop {label} (control)"] = per * (taken if r == "branch" else iters)
         if level == 2:
             comp = memory.compulsory_bytes(self.k, self.hw)
             key = self.hw.compulsory_level
@@ -158,6 +264,60 @@ class _Model:
             warps = math.ceil(self.impl.threads() / ws)
             if "issue" in out:
                 out["issue"]["__syncthreads"] = n * warps * ws
+        return out
+
+    def _mem_usage(self, s, level: int, n: float, out: dict) -> None:
+        """Wavefronts, replays and L2 bytes of `n` thread instances of an access."""
+        ws = self.hw.warp_size
+        sectors, waves = self.warp(s)
+        if "lsu" in out:
+            out["lsu"][s.name] = n if level == 0 else n * waves / ws
+        if "issue" in out and level >= 1 and self.hw.replays_issue and waves > 1:
+            # Kepler: each wavefront past the first replays the warp
+            # instruction in an issue slot (thesis §5.3.2)
+            out["issue"][f"{s.name} (replays)"] = n * (waves - 1)
+        if "l2_bytes" in out and memory.bypasses_l1(self.f, s, self.hw):
+            out["l2_bytes"][s.name] = n * sectors * self.hw.sector_bytes / ws
+
+    def loop_iterations(self, level: int) -> dict:
+        """{loop: (iterations, taken back-edges)} per instance of `level` of
+        the loops that surely stay loops (thesis eqs. 5.5/5.7 and 5.11: the
+        overhead of a loop level is the least over its dimensions, here one
+        representative per class of merged dimensions). A GPU target counts
+        LOOP dimensions (printed `#pragma unroll 1`); the CPU reference C
+        prints every sequential dimension as a C loop, which the compiler
+        keeps when it has at least `loop_min_trip` iterations. Iterations
+        multiply by the dimensions of the same nest surely outside, and on a
+        GPU by every thread of the block (`replication`)."""
+        if not self.hw.loop_overhead:
+            return {}
+        got = self._loops.get(level)
+        if got is not None:
+            return got
+        f = self.f
+        cuda = self.hw.runs == "cuda"
+        kept: list = []
+        for d in self.k.dims():
+            kinds = f.kinds(d)
+            if not kinds or not (kinds == {DimKind.LOOP} if cuda else kinds <= SEQUENTIAL):
+                continue
+            trip = f.sizes(d)[0]
+            if trip < max(2, self.hw.loop_min_trip) or any(f.may_merge(d, e) for e in kept):
+                continue
+            kept.append(d)
+        out = {}
+        for d in kept:
+            nest = [e for e in _nest(d) if e is not d and f.order(e, d) == {Order.OUT}]
+            per_level = [f.size_min([d] + [e for e in nest if f.kinds(e) & UP_TO[lv]])
+                         for lv in range(level + 1)]
+            iters = float(per_level[level])
+            if cuda and level >= 1:
+                iters *= self.replication(None, level, store=False, own=[d, *nest])
+                t_min = max(1, f.counter("threads_per_block")[0])
+                iters = max(iters, t_min * per_level[0])
+            trip = f.sizes(d)[0]
+            out[d.label] = (iters, iters * (1 - 1 / trip))
+        self._loops[level] = out
         return out
 
     def level_latency(self, level: int) -> tuple[float, Justification | None, list]:

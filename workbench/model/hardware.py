@@ -6,7 +6,7 @@ particular GPU."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ..errors import WorkbenchError
 from ..target import Target, load_target
@@ -21,6 +21,7 @@ RESOURCES = {
     "sync": ("barriers", "synchronisation"),
     "l2_bytes": ("bytes", "L2 bandwidth"),
     "dram_bytes": ("bytes", "DRAM bandwidth"),
+    "branch": ("taken branches", "taken branches (loop back-edges)"),
 }
 LATENCIES = ("fp", "mov", "load_shared", "load_l1", "load_readonly", "load_l2", "store")
 
@@ -42,6 +43,13 @@ class Hardware:
     banks: int
     warp_size: int
     runs: str  # "cuda" or "cpu": the backend whose timings this target bounds
+    # loop control (thesis eqs. 5.5, 5.11, 5.16): usage per iteration of a
+    # loop that surely stays a loop, e.g. {"issue": 2} (compare, branch)
+    loop_overhead: dict = field(default_factory=dict)
+    loop_min_trip: int = 1  # shorter loops may be unrolled by the compiler
+    global_l1: bool = True  # global loads may hit in L1 (Kepler cc 3.0: no)
+    readonly_path: bool = True  # a read-only data cache (__ldg; cc ≥ 3.5)
+    replays_issue: bool = False  # each extra wavefront replays the instruction
 
     def ns(self, cycles: float) -> float:
         return cycles / self.clock_ghz
@@ -78,7 +86,12 @@ def hardware(target: str | Target | Hardware) -> Hardware:
             sector_bytes=int(m["sector_bytes"]), wavefront_bytes=int(m["wavefront_bytes"]),
             banks=int(m["banks"]),
             warp_size=int(m.get("warp_size", t.limits.get("warp_size", 32))),
-            runs=t.raw.get("runs", "cuda"))
+            runs=t.raw.get("runs", "cuda"),
+            loop_overhead={k: float(v) for k, v in m.get("loop_overhead", {}).items()},
+            loop_min_trip=int(m.get("loop_min_trip", 1)),
+            global_l1=bool(m.get("global_l1", True)),
+            readonly_path=bool(m.get("readonly_path", True)),
+            replays_issue=bool(m.get("replays_issue", False)))
     except (KeyError, TypeError, ValueError) as exc:
         raise WorkbenchError(f"target {t.name!r}: malformed model table ({exc!r})") from None
     for lvl, table in res.items():

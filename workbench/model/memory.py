@@ -30,18 +30,35 @@ def load_latency(facts, hw: Hardware, inst) -> float:
         best = lat["load_shared"]
     if MemSpace.GLOBAL in spaces:
         for c in facts.dom("cache", inst):
-            best = min(best, lat[{Cache.L1: "load_l1", Cache.READ_ONLY: "load_readonly",
-                                  Cache.L2: "load_l2", Cache.NONE: "load_l2"}[c]])
+            best = min(best, lat[_cache_level(hw, c)])
     return best
 
 
-def bypasses_l1(facts, inst) -> bool:
+def _cache_level(hw: Hardware, cache) -> str:
+    """The latency a global load with this directive gets on `hw`: compute
+    capability 3.0 (Kepler GK10x, the thesis's K4000) caches global loads in
+    L2 only and has no read-only data cache (`__ldg` needs 3.5), so every
+    global load there is an L2 access (CUDA C Programming Guide, cc 3.x
+    global memory)."""
+    if cache == Cache.L1:
+        return "load_l1" if hw.global_l1 else "load_l2"
+    if cache == Cache.READ_ONLY:
+        return "load_readonly" if hw.readonly_path else "load_l2"
+    return "load_l2"
+
+
+def bypasses_l1(facts, inst, hw: Hardware | None = None) -> bool:
     """Every remaining implementation sends this access to L2 (stores always
-    write through to L2; loads whose cache directive skips L1)."""
+    write through to L2; loads whose cache directive skips L1, and every
+    global load on a target without L1 caching of globals)."""
     a = inst.array
     if a is not None and MemSpace.SHARED in facts.dom("mem_space", a):
         return False
-    return inst.op == "store" or not (facts.dom("cache", inst) & {Cache.L1, Cache.READ_ONLY})
+    if inst.op == "store":
+        return True
+    if hw is not None:
+        return all(_cache_level(hw, c) == "load_l2" for c in facts.dom("cache", inst))
+    return not (facts.dom("cache", inst) & {Cache.L1, Cache.READ_ONLY})
 
 
 def surely_shared(facts, inst) -> bool:
