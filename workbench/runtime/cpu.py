@@ -203,8 +203,14 @@ def _child_batch(job, lib, todo, results, timeout_s, samples, tmp) -> int:
             elif kind == "end":
                 break
     finally:
-        timed_out = proc.poll() is None
-        if timed_out:
+        timed_out = False
+        if reader.eof:  # it closed its output: it is ending, let it finish
+            try:
+                proc.wait(timeout=GRACE_S + 5)
+            except subprocess.TimeoutExpired:
+                pass
+        if proc.poll() is None:  # past its deadline (or an error here): kill it
+            timed_out = True
             proc.kill()
         rc = proc.wait()
         reader.close()
