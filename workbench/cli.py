@@ -236,16 +236,19 @@ def cmd_run(args) -> int:
 
 
 def _calibrate_args(p) -> None:
-    p.add_argument("--backend", choices=("cuda",), default="cuda")
+    p.add_argument("--backend", choices=("cuda", "cpu"), default="cuda",
+                   help="cuda: the GPU (targets/<device>.json); cpu: this host's core as the "
+                        "reference executor runs it (targets/cpu-<model>.json)")
     p.add_argument("--out", default=None, help="folder for the target file")
     p.add_argument("--json", action="store_true")
 
 
-@subcommand("calibrate", "measure the GPU's bandwidths, FMA throughput and latencies; "
-                         "write targets/<device>.json in the data directory", _calibrate_args)
+@subcommand("calibrate", "measure the GPU's (or with --backend cpu this host's) bandwidths, "
+                         "FMA throughput and latencies; write targets/<device>.json in the "
+                         "data directory", _calibrate_args)
 def cmd_calibrate(args) -> int:
-    from .runtime.calibrate import calibrate
-    path = calibrate(args.out)
+    from .runtime.calibrate import calibrate, calibrate_cpu
+    path = calibrate_cpu(args.out) if args.backend == "cpu" else calibrate(args.out)
     _emit({"target": path.stem, "path": str(path)}, args.json)
     return 0
 

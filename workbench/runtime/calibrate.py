@@ -217,3 +217,233 @@ def calibrate(out_dir: str | Path | None = None) -> Path:
     path = Path(out_dir or data_dir() / "targets") / f"{raw['name']}.json"
     path.write_text(json.dumps(raw, indent=2) + "\n")
     return path
+
+
+# ------------------------------------------------------------------ the CPU
+# Microbenchmarks of the reference executor's core, compiled by `compile_c`
+# with the reference C's own flags (-O1 -ffp-contract=off, -mfma where the
+# host has it), each timed best-of-many from Python; the table is in
+# nanoseconds (clock_ghz 1: one "cycle" is one ns).
+CPU_SOURCE = r"""
+#include <math.h>
+/* starting values from n, so that the compiler cannot fold the chains */
+float wb_fma_tp(long n) {
+  float b = (float)n * 1e-9f;
+  float a0 = b + 1, a1 = b + 2, a2 = b + 3, a3 = b + 4, a4 = b + 5, a5 = b + 6, a6 = b + 7,
+        a7 = b + 8;
+  for (long i = 0; i < n; ++i) {
+    a0 = fmaf(a0, 0.999f, 0.001f); a1 = fmaf(a1, 0.999f, 0.001f);
+    a2 = fmaf(a2, 0.999f, 0.001f); a3 = fmaf(a3, 0.999f, 0.001f);
+    a4 = fmaf(a4, 0.999f, 0.001f); a5 = fmaf(a5, 0.999f, 0.001f);
+    a6 = fmaf(a6, 0.999f, 0.001f); a7 = fmaf(a7, 0.999f, 0.001f);
+  }
+  return a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7;
+}
+float wb_add_tp(long n) {
+  float b = (float)n * 1e-9f;
+  float a0 = b + 1, a1 = b + 2, a2 = b + 3, a3 = b + 4, a4 = b + 5, a5 = b + 6, a6 = b + 7,
+        a7 = b + 8;
+  for (long i = 0; i < n; ++i) {
+    a0 = a0 + 0.001f; a1 = a1 + 0.001f; a2 = a2 + 0.001f; a3 = a3 + 0.001f;
+    a4 = a4 + 0.001f; a5 = a5 + 0.001f; a6 = a6 + 0.001f; a7 = a7 + 0.001f;
+  }
+  return a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7;
+}
+float wb_fma_lat(long n) {
+  float a = (float)n * 1e-9f + 0.5f;
+  for (long i = 0; i < n; ++i) {
+    a = fmaf(a, 0.999f, 0.001f); a = fmaf(a, 0.999f, 0.001f);
+    a = fmaf(a, 0.999f, 0.001f); a = fmaf(a, 0.999f, 0.001f);
+  }
+  return a;
+}
+float wb_add_lat(long n) {
+  float a = (float)n * 1e-9f + 0.5f;
+  for (long i = 0; i < n; ++i) { a = a + 0.001f; a = a + 0.001f; a = a + 0.001f; a = a + 0.001f; }
+  return a;
+}
+int wb_read(const int* __restrict__ x, long len, long reps) {
+  /* integer xors (4 ALUs on any x86 core): the loads, not the adds, limit */
+  int s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
+  for (long r = 0; r < reps; ++r)
+    for (long i = 0; i < len; i += 8) {
+      s0 ^= x[i]; s1 ^= x[i + 1]; s2 ^= x[i + 2]; s3 ^= x[i + 3];
+      s4 ^= x[i + 4]; s5 ^= x[i + 5]; s6 ^= x[i + 6]; s7 ^= x[i + 7];
+    }
+  return s0 ^ s1 ^ s2 ^ s3 ^ s4 ^ s5 ^ s6 ^ s7;
+}
+void wb_write(float* __restrict__ x, long len, long reps) {
+  for (long r = 0; r < reps; ++r)
+    for (long i = 0; i < len; i += 4) {
+      x[i] = (float)r; x[i + 1] = (float)r; x[i + 2] = (float)r; x[i + 3] = (float)r;
+    }
+}
+long wb_chase(const long* __restrict__ next, long steps) {
+  long j = 0;
+  for (long i = 0; i < steps; ++i) j = next[j];
+  return j;
+}
+long wb_int_lat(long n) {  /* 8 dependent 1-cycle integer adds per iteration */
+  long x = n;
+#if defined(__x86_64__)
+  for (long i = 0; i < n; ++i)
+    __asm__ volatile("add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+                     "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0" : "+r"(x));
+#endif
+  return x;
+}
+void wb_loop(long n) {
+  for (long i = 0; i < n; ++i) __asm__ volatile("");
+}
+"""
+
+CPU_RATE_MARGIN, CPU_LATENCY_MARGIN = 1.10, 0.90
+
+
+def measure_cpu(reps: int = 30) -> dict:
+    """Run the CPU microbenchmarks on one core; raw figures per nanosecond
+    (rates) and in nanoseconds (latencies), each the best of `reps` runs."""
+    import ctypes
+    import platform
+    import tempfile
+    import time
+
+    from ..codegen.compile import compile_c
+
+    lib = compile_c([CPU_SOURCE], tempfile.mkdtemp(prefix="wb_cal_"), openmp=False)
+    c_long, c_float_p = ctypes.c_long, ctypes.POINTER(ctypes.c_float)
+    lib.wb_int_lat.argtypes = [c_long]
+    lib.wb_int_lat.restype = c_long
+    for name in ("wb_fma_tp", "wb_add_tp", "wb_fma_lat", "wb_add_lat"):
+        getattr(lib, name).argtypes = [c_long]
+        getattr(lib, name).restype = ctypes.c_float
+    lib.wb_read.argtypes = [ctypes.POINTER(ctypes.c_int), c_long, c_long]
+    lib.wb_read.restype = ctypes.c_int
+    lib.wb_write.argtypes = [c_float_p, c_long, c_long]
+    lib.wb_write.restype = None
+    lib.wb_chase.argtypes = [ctypes.POINTER(ctypes.c_long), c_long]
+    lib.wb_chase.restype = c_long
+    lib.wb_loop.argtypes = [c_long]
+    lib.wb_loop.restype = None
+
+    def best(fn, *args) -> float:
+        fn(*args)
+        t = float("inf")
+        for _ in range(reps):
+            t0 = time.perf_counter_ns()
+            fn(*args)
+            t = min(t, time.perf_counter_ns() - t0)
+        return t  # ns
+
+    out: dict = {}
+    n = 200_000
+    out["fma_per_ns"] = 8 * n / best(lib.wb_fma_tp, n)
+    out["add_per_ns"] = 8 * n / best(lib.wb_add_tp, n)
+    out["fma_latency_ns"] = best(lib.wb_fma_lat, n) / (4 * n)
+    out["add_latency_ns"] = best(lib.wb_add_lat, n) / (4 * n)
+    out["loop_iterations_per_ns"] = n * 4 / best(lib.wb_loop, n * 4)
+    if platform.machine() in ("x86_64", "AMD64"):
+        out["clock_ghz"] = 8 * n / best(lib.wb_int_lat, n)  # one integer add per cycle
+    for label, nbytes, r in (("l1", 16 << 10, 200), ("l2", 512 << 10, 8), ("dram", 256 << 20, 1)):
+        x = np.ones(nbytes // 4, np.int32)
+        ptr = x.ctypes.data_as(ctypes.POINTER(ctypes.c_int))
+        out[f"{label}_read_bytes_per_ns"] = nbytes * r / best(lib.wb_read, ptr, x.size, r)
+        if label == "l1":
+            out["loads_per_ns"] = out["l1_read_bytes_per_ns"] / 4
+            y = np.ones(nbytes // 4, np.float32)
+            out["stores_per_ns"] = y.size * r / best(lib.wb_write, y.ctypes.data_as(c_float_p),
+                                                      y.size, r)
+    m = (16 << 10) // 8
+    perm = np.random.default_rng(0).permutation(m // 8) * 8  # one element per 64-byte line
+    nxt = np.zeros(m, np.int64)
+    nxt[perm] = np.roll(perm, -1)
+    steps = 200_000
+    out["l1_latency_ns"] = best(lib.wb_chase, nxt.ctypes.data_as(ctypes.POINTER(c_long)),
+                                steps) / steps
+    return out
+
+
+def cpu_model_name() -> str:
+    """The host's CPU model, as /proc/cpuinfo (or platform) names it."""
+    import platform
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown cpu"
+
+
+def cpu_target_name() -> str:
+    """The name of this host's calibrated CPU target: `cpu-<model>`."""
+    return "cpu-" + slug(cpu_model_name())
+
+
+def cpu_table(meas: dict, model: str, when: str | None = None) -> dict:
+    """A CPU target file from measured figures, on `cpu_reference`'s layout:
+    rates 10 % above, latencies 10 % below the best run (the machine this
+    runs on may be shared, and a later run may find it idle)."""
+    raw = json.loads(json.dumps(load_target("cpu_reference").raw))
+    when = when or _dt.date.today().isoformat()
+    m, src = raw["model"], raw["sources"]
+    tag = f"measured by `python -m workbench calibrate --backend cpu` on {model}, {when}"
+    up = f"{tag}; best of the runs +10 %"
+    m["clock_ghz"] = 1.0
+    src["model.clock_ghz"] = "1: rates are per nanosecond and latencies in nanoseconds"
+    fp = max(meas["fma_per_ns"], meas["add_per_ns"])
+    lsu = meas["loads_per_ns"] + meas["stores_per_ns"]
+    l1 = max(meas["l1_read_bytes_per_ns"], meas["l2_read_bytes_per_ns"],
+             meas["dram_read_bytes_per_ns"])
+    # issue: nothing issues more than 8 instructions per cycle (cpu_reference's
+    # dispatch width), at the clock a chain of 1-cycle integer adds shows
+    # (without one, cpu_reference's 6.2 GHz)
+    ghz = meas.get("clock_ghz", load_target("cpu_reference").raw["model"]["clock_ghz"])
+    # a taken branch per cycle at least (every current x86 core), whatever an
+    # empty loop showed (its rate depends on its alignment)
+    branch = max(meas["loop_iterations_per_ns"], ghz)
+    rates = {"issue": 8 * ghz, "fma": fp, "lsu": lsu, "branch": branch}
+    why = {"issue": f"8 instructions per cycle at {ghz:.2f} GHz (dependent integer adds)",
+           "fma": "scalar FP32 FMA/add, 8 independent chains",
+           "lsu": "L1-resident scalar loads plus stores per ns",
+           "branch": "iterations of an empty C loop (one taken branch each), at least one "
+                     "per cycle of the measured clock"}
+    for lvl in ("thread", "block", "gpu"):
+        for r, v in rates.items():
+            m["resources"][lvl][r] = round(v * CPU_RATE_MARGIN, 4)
+            src[f"model.resources.{lvl}.{r}"] = f"{up}: {why[r]}"
+    for r in ("l2_bytes", "dram_bytes"):
+        m["resources"]["gpu"][r] = round(l1 * CPU_RATE_MARGIN, 3)
+        src[f"model.resources.gpu.{r}"] = (f"{up}: the fastest read bandwidth measured (L1): "
+                                           "timings do not flush caches")
+    down = f"{tag}; best run -10 %"
+    lat = {"fp": min(meas["fma_latency_ns"], meas["add_latency_ns"]),
+           "load_shared": meas["l1_latency_ns"], "load_l1": meas["l1_latency_ns"],
+           "load_readonly": meas["l1_latency_ns"], "load_l2": meas["l1_latency_ns"]}
+    for k, v in lat.items():
+        m["latency"][k] = round(v * CPU_LATENCY_MARGIN, 4)
+        src[f"model.latency.{k}"] = f"{down} (dependent chain{'' if k == 'fp' else ', L1 hit'})"
+    raw["name"] = cpu_target_name() if model == cpu_model_name() else "cpu-" + slug(model)
+    raw["description"] = (f"The reference executor on {model}, calibrated {when}; "
+                          "layout and unmeasured figures from cpu_reference.json")
+    raw["measured"] = dict(meas)
+    src["measured"] = f"{tag}: raw microbenchmark results"
+    return raw
+
+
+def calibrate_cpu(out_dir: str | Path | None = None) -> Path:
+    """Measure this host's core and write `targets/cpu-<model>.json`; the CPU
+    backend's bounds use it from then on (`cpu_reference` stays the fallback)."""
+    model = cpu_model_name()
+    raw = cpu_table(measure_cpu(), model)
+    path = Path(out_dir or data_dir() / "targets") / f"{raw['name']}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(raw, indent=2) + "\n")
+    return path
+
+
+def host_cpu_target() -> str:
+    """The calibrated target of this host if one is in the data directory,
+    else `cpu_reference`."""
+    name = cpu_target_name()
+    return name if (data_dir() / "targets" / f"{name}.json").exists() else "cpu_reference"
