@@ -50,10 +50,40 @@ def load_candidate(args) -> Candidate:
         prune = fcg_prune
     root = Candidate.root(kernel, space, prune)
     if getattr(args, "trail", None):
-        data = json.loads(Path(args.trail).read_text())
-        trail = data["trail"] if isinstance(data, dict) else data
-        return Candidate.replay(kernel, trail, space, prune)
+        return replay_trail_file(root, args.trail, space, prune,
+                                 getattr(args, "allow_other_kernel", False))
     return root
+
+
+def replay_trail_file(root: Candidate, path, space=None, prune=None,
+                      allow_other: bool = False) -> Candidate:
+    """The candidate of a --trail file on `root`'s kernel: a document of
+    Candidate.to_json() must be for that kernel and space (and replay to its
+    digest) unless `allow_other`, which says on stderr what differs; a bare
+    list of decisions carries no identity and is replayed as it is."""
+    from .candidate import FORMAT
+    from .validate import check_digest, check_identity, read_json_document
+    data = read_json_document(path, "trail")
+    if isinstance(data, dict):
+        if data.get("format") != FORMAT or not isinstance(data.get("trail"), list):
+            raise WorkbenchError(f"{path}: not a {FORMAT} document (Candidate.to_json()) nor a "
+                                 "list of decisions")
+        diff = check_identity(data, root, allow_other)
+        for d in diff:
+            print(f"warning: --allow-other-kernel: {d}", file=sys.stderr)
+        trail = data["trail"]
+    elif isinstance(data, list):
+        trail, diff = data, ["no identity"]
+    else:
+        raise WorkbenchError(f"{path}: a trail is a JSON object or list, got "
+                             f"{type(data).__name__}")
+    if not all(isinstance(d, dict) for d in trail):
+        raise WorkbenchError(f"{path}: every decision of a trail is an object "
+                             "{choice, objects, value}")
+    cand = Candidate.replay(root.problem.root_problem.kernel, trail, space, prune)
+    if not diff and prune is None:
+        check_digest(data, cand)
+    return cand
 
 
 def load_fixed(args) -> Candidate:
@@ -94,6 +124,9 @@ def _kernel_args(p) -> None:
 
 def _trail_args(p, random_seed: bool = False) -> None:
     p.add_argument("--trail", help="JSON file written by Candidate.to_json()")
+    p.add_argument("--allow-other-kernel", action="store_true",
+                   help="replay a --trail written for another kernel or space (says what "
+                        "differs on stderr)")
     if random_seed:
         p.add_argument("--random-seed", type=int, default=None,
                        help="fix the open choices by a random descent with this seed")
@@ -300,6 +333,8 @@ def cmd_search(args) -> int:
                order=args.order, workers=workers, client=client,
                store=args.store or "default", resume=args.resume, seed=args.seed,
                samples=args.samples, callbacks=[progress])
+    print(f"search {s.search_id} (continue it with --resume {s.search_id})", file=sys.stderr,
+          flush=True)
     if not args.no_progress:
         from tqdm import tqdm
         bar = tqdm(total=args.budget, initial=s.evaluations, file=sys.stderr, unit="eval",
@@ -388,27 +423,82 @@ def cmd_check_space(args) -> int:
 
 # -------------------------------------------------------------------- main
 def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
+    ap = _Parser(
         prog="python -m workbench",
         description="Candidate Workbench: explore partially specified GPU kernel "
                     "implementations (candidates) from the command line.")
-    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for sc in SUBCOMMANDS.values():
         sc.arguments(sub.add_parser(sc.name, help=sc.help))
     return ap
 
 
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # raised, so that --json can print it as data
+        raise _UsageError(f"{self.prog}: {message}")
+
+
+# what a user did wrong, by exception type: the `kind` of a --json error
+_INPUT_ERRORS = (WorkbenchError, OSError, json.JSONDecodeError, UnicodeDecodeError,
+                 RecursionError, KeyError, _UsageError)
+
+
+def _kind(exc: BaseException) -> str:
+    if isinstance(exc, _UsageError):
+        return "usage"
+    if isinstance(exc, WorkbenchError):
+        return type(exc).__name__
+    if isinstance(exc, OSError):
+        return "file"
+    if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)):
+        return "format"
+    if isinstance(exc, RecursionError):
+        return "too_deep"
+    if isinstance(exc, KeyError):
+        return "missing_key"
+    return "internal"
+
+
+def _fail(exc: BaseException, as_json: bool) -> int:
+    """An error as data: with --json, {"error", "kind"} on stdout; always a
+    line on stderr; a traceback only for an error of the workbench itself."""
+    kind = _kind(exc)
+    text = str(exc) or type(exc).__name__
+    if kind == "internal":
+        import traceback
+        traceback.print_exc(file=sys.stderr)
+        text = f"internal error ({type(exc).__name__}): {text}"
+    if as_json:
+        print(json.dumps({"error": text, "kind": kind}))
+    print(f"error: {text}", file=sys.stderr)
+    return 2 if kind != "internal" else 1
+
+
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    as_json = "--json" in argv
     ap = parser()
-    args = ap.parse_args(argv)
+    try:
+        args = ap.parse_args(argv)
+    except _UsageError as exc:
+        if not as_json:
+            ap.print_usage(sys.stderr)
+        return _fail(exc, as_json)
     if args.command is None:
         ap.print_help()
         return 0
     try:
         return SUBCOMMANDS[args.command].run(args)
-    except (WorkbenchError, OSError, json.JSONDecodeError, KeyError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    except _INPUT_ERRORS as exc:
+        return _fail(exc, as_json)
+    except KeyboardInterrupt:
+        return _fail(WorkbenchError("interrupted"), as_json)
+    except Exception as exc:  # noqa: BLE001 - a bug of ours, still reported as data
+        return _fail(exc, as_json)
 
 
 __all__ = ["SUBCOMMANDS", "Subcommand", "main", "parse_sizes", "parser", "space_stats",

@@ -6,6 +6,7 @@ import json
 from collections import OrderedDict
 
 from ..errors import WorkbenchError
+from ..validate import check_kernel_spec
 from .basic_block import BasicBlock, Instruction, basic_block, random_basic_block
 from .ir import Kernel
 from .linalg import axpy, batched_matmul, matmul, reuse_matmul, strided_matmul
@@ -48,13 +49,17 @@ def from_spec(spec: dict):
     """Rebuild a kernel from what its `spec()` returned (the same object for
     an equal spec, see above)."""
     if not isinstance(spec, dict) or "builder" not in spec:
-        raise WorkbenchError(f"not a kernel spec: {spec!r}")
+        raise WorkbenchError(f"not a kernel spec: {str(spec)[:200]!r}")
     try:
         build = _BUILDERS[spec["builder"]]
-    except KeyError:
-        raise WorkbenchError(f"unknown kernel builder {spec['builder']!r}; known: "
+    except (KeyError, TypeError):
+        raise WorkbenchError(f"unknown kernel builder {str(spec['builder'])[:100]!r}; known: "
                              f"{', '.join(sorted(_BUILDERS))}") from None
-    return _interned(json.dumps(spec, sort_keys=True), lambda: build(spec))
+    check_kernel_spec(spec)
+    try:
+        return _interned(json.dumps(spec, sort_keys=True), lambda: build(spec))
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        raise WorkbenchError(f"kernel spec {str(spec)[:200]}: {exc}") from None
 
 
 def register(name: str, build) -> None:
@@ -72,10 +77,12 @@ def build_kernel(name: str, sizes: dict):
     arguments, e.g. `build_kernel("matmul", {"m": 256, "n": 256, "k": 32})`."""
     if name not in _BY_NAME:
         raise WorkbenchError(f"unknown kernel {name!r}; known: {', '.join(BUILDERS)}")
+    if name != "basic_block":
+        check_kernel_spec({"builder": name, **sizes}, "--sizes")
     try:
         return _interned(json.dumps({"builder": name, **sizes}, sort_keys=True),
                          lambda: _BY_NAME[name](**sizes))
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:
         raise WorkbenchError(f"kernel {name}: {exc}") from None
 
 __all__ = [

@@ -61,9 +61,27 @@ class DaskExecutor:
         return list(wait(futures, return_when="FIRST_COMPLETED").done)
 
     def close(self) -> None:
-        if self._own:
+        """Close the client and our cluster. Shutting workers down while
+        tasks were cancelled makes dask log connection errors
+        (`CommClosedError`) that say nothing about the search: they are
+        silenced while closing, and only then."""
+        if not self._own:
+            return
+        quiet = [logging.getLogger(n) for n in _DASK_LOGGERS]
+        levels = [q.level for q in quiet]
+        for q in quiet:
+            q.setLevel(logging.CRITICAL)
+        try:
             self.client.close()
             self._cluster.close()
+        finally:
+            for q, level in zip(quiet, levels, strict=True):
+                q.setLevel(level)
+
+
+_DASK_LOGGERS = ("distributed", "distributed.comm", "distributed.core", "distributed.worker",
+                 "distributed.nanny", "distributed.scheduler", "distributed.client",
+                 "distributed.batched", "tornado.application", "asyncio")
 
 
 def executor(workers: int | None = None, client=None):
