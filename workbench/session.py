@@ -60,6 +60,7 @@ class Session:
         self._bounds: dict = {}
         self._kids: dict = {}  # look-ahead children by (digest, choice, objects)
         self._rows_cache: tuple = (None, [])
+        self._snapshot()  # what a failed autosave goes back to
 
     # -------------------------------------------------------------- state
     @property
@@ -216,44 +217,122 @@ class Session:
             "format": FORMAT, "kernel": kernel.spec(), "space": self.root.space.name,
             "target": self.target, "current": self.current,
             "branches": [{"name": b.name, "pos": b.pos, "note": b.note,
-                          "trail": [d.to_dict() for d in b.history[-1].trail]}
+                          "trail": [d.to_dict() for d in b.history[-1].trail],
+                          "digest": b.history[-1].digest()}
                          for b in self.branches]})
 
     def save(self, path: str | Path | None = None) -> Path:
         path = Path(path or self.path)
         path.parent.mkdir(parents=True, exist_ok=True)
+        text = self.to_json()
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-        with os.fdopen(fd, "w") as fh:  # write then rename: never a half-written file
-            fh.write(self.to_json())
-        os.replace(tmp, path)
+        try:
+            with os.fdopen(fd, "w") as fh:  # write then rename: never a half-written file
+                fh.write(text)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
         return path
 
     def _autosave(self) -> None:
-        if self.path is not None:
+        """Save after a change; if that fails, the change is taken back (the
+        session stays as it was saved last) and the error says why."""
+        if self.path is None:
+            return
+        try:
             self.save()
+        except (OSError, TypeError, ValueError) as exc:
+            self._restore()
+            raise WorkbenchError(f"the explorer state could not be saved to {self.path} "
+                                 f"({getattr(exc, 'strerror', None) or exc}): the change was "
+                                 "not made") from None
+        self._snapshot()
+
+    def _snapshot(self) -> None:
+        """The state as last saved (what `_restore` goes back to)."""
+        self._saved = (list(self.branches), self.current,
+                       [(b, b.name, list(b.history), b.pos, b.note) for b in self.branches])
+
+    def _restore(self) -> None:
+        saved = getattr(self, "_saved", None)
+        if saved is None:
+            return
+        branches, current, fields = saved
+        for b, name, history, pos, note in fields:
+            b.name, b.history, b.pos, b.note = name, history, pos, note
+        self.branches[:] = branches
+        self.current = current
 
     @classmethod
     def load(cls, path: str | Path, store="default", autosave: bool = True) -> Session:
+        """A saved session, every field checked: the kernel spec and the
+        space and target names (among the project's own), each branch's
+        name, trail, position and the digest its trail must replay to."""
         from . import kernels
-        try:
-            data = json.loads(Path(path).read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise WorkbenchError(f"cannot read the explorer state {path}: {exc}") from None
-        if data.get("format") != FORMAT:
+        from .validate import read_json_document, space_name, target_name
+        data = read_json_document(path, "explorer state")
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise WorkbenchError(f"{path} is not a {FORMAT} file")
-        kernel = kernels.from_spec(data["kernel"])
-        root = Candidate.root(kernel, data["space"].removesuffix(".space"))
-        s = cls(root, data.get("target"), path if autosave else None, store)
+        try:
+            kernel = kernels.from_spec(data.get("kernel"))
+            space = space_name(data.get("space"))
+            target = data.get("target")
+            if target is not None:
+                target_name(target)
+            branches = _checked_branches(data.get("branches"))
+        except WorkbenchError as exc:
+            raise WorkbenchError(f"{path}: {exc}") from None
+        root = Candidate.root(kernel, space)
+        s = cls(root, target, path if autosave else None, store)
         s.branches = []
-        for b in data["branches"]:
+        for b in branches:
             try:
                 hist = s._prefixes(b["trail"])
             except (InvalidDecision, DeadEnd) as exc:
-                raise WorkbenchError(f"branch {b['name']!r} no longer replays: {exc}") from None
-            s.branches.append(Branch(b["name"], hist, min(b.get("pos", len(hist) - 1),
-                                                            len(hist) - 1), b.get("note", "")))
-        s.current = min(data.get("current", 0), len(s.branches) - 1)
+                raise WorkbenchError(f"{path}: branch {b['name']!r} no longer replays: {exc}"
+                                     ) from None
+            if "digest" in b and hist[-1].digest() != b["digest"]:
+                raise WorkbenchError(f"{path}: branch {b['name']!r} replays to other domains "
+                                     "than it was saved with: the kernel "
+                                     f"({_spec_line(data['kernel'])}), the space or the trail "
+                                     "were edited since")
+            pos = b.get("pos", len(hist) - 1)
+            if not isinstance(pos, int) or isinstance(pos, bool) or not 0 <= pos < len(hist):
+                raise WorkbenchError(f"{path}: branch {b['name']!r}: pos must be a step from 0 "
+                                     f"to {len(hist) - 1}, got {pos!r}")
+            s.branches.append(Branch(b["name"], hist, pos, b.get("note", "")))
+        current = data.get("current", 0)
+        if not isinstance(current, int) or isinstance(current, bool) \
+                or not 0 <= current < len(s.branches):
+            raise WorkbenchError(f"{path}: current must be a branch from 0 to "
+                                 f"{len(s.branches) - 1}, got {current!r}")
+        s.current = current
+        s._snapshot()
         return s
+
+
+def _spec_line(spec: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in spec.items())
+
+
+def _checked_branches(branches) -> list:
+    if not isinstance(branches, list) or not branches:
+        raise WorkbenchError("branches must be a non-empty list")
+    names = set()
+    for n, b in enumerate(branches):
+        if not isinstance(b, dict):
+            raise WorkbenchError(f"branch {n} is not an object")
+        name = b.get("name")
+        if not isinstance(name, str) or name in names:
+            raise WorkbenchError(f"branch {n}: name must be a string of its own, got {name!r}")
+        names.add(name)
+        trail = b.get("trail")
+        if not isinstance(trail, list) or not all(isinstance(d, dict) for d in trail):
+            raise WorkbenchError(f"branch {name!r}: trail must be a list of decisions")
+        if not isinstance(b.get("note", ""), str):
+            raise WorkbenchError(f"branch {name!r}: note must be a string")
+    return branches
 
 
 __all__ = ["Branch", "Option", "Session"]

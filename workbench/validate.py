@@ -106,6 +106,10 @@ def check_kernel_spec(spec, where: str = "kernel") -> dict:
         if isinstance(d, bool) or not isinstance(d, (int, float)) or not 0 <= d <= 1:
             raise WorkbenchError(f"{where}: density must be a number in [0, 1], got {d!r}")
     elif builder == "basic_block":
+        unknown = sorted(set(spec) - {"builder", "instructions"})
+        if unknown:
+            raise WorkbenchError(f"{where}: basic_block takes instructions; unknown "
+                                 f"{', '.join(unknown)}")
         insts = spec.get("instructions")
         if not isinstance(insts, list) or not 0 < len(insts) <= 10_000:
             raise WorkbenchError(f"{where}: basic_block needs a list of 1 to 10,000 "
