@@ -333,10 +333,14 @@ class Candidate:
             raise InvalidDecision(f"not a candidate JSON document: {exc}") from exc
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise InvalidDecision(f"not a {FORMAT} document")
-        kernel = kernels.from_spec(data["kernel"])
+        from .validate import space_name
+        kernel = kernels.from_spec(data.get("kernel"))
         space = data.get("space")
-        cand = cls.replay(kernel, data.get("trail", []),
-                          space.removesuffix(".space") if space else None)
+        space = space_name(space) if space is not None else None  # never a path from a file
+        trail = data.get("trail", [])
+        if not isinstance(trail, list) or not all(isinstance(d, dict) for d in trail):
+            raise InvalidDecision("a candidate's trail is a list of decisions")
+        cand = cls.replay(kernel, trail, space)
         if "digest" in data and cand.digest() != data["digest"]:
             raise InvalidDecision("replaying the trail gives different domains than the ones "
                                   "saved: the space or the kernel changed since")
