@@ -50,6 +50,7 @@ class Hardware:
     global_l1: bool = True  # global loads may hit in L1 (Kepler cc 3.0: no)
     readonly_path: bool = True  # a read-only data cache (__ldg; cc ≥ 3.5)
     replays_issue: bool = False  # each extra wavefront replays the instruction
+    launch_cycles: float = 0.0  # a fixed cost before the kernel runs (calibrated CPU)
 
     def ns(self, cycles: float) -> float:
         return cycles / self.clock_ghz
@@ -91,7 +92,8 @@ def hardware(target: str | Target | Hardware) -> Hardware:
             loop_min_trip=int(m.get("loop_min_trip", 1)),
             global_l1=bool(m.get("global_l1", True)),
             readonly_path=bool(m.get("readonly_path", True)),
-            replays_issue=bool(m.get("replays_issue", False)))
+            replays_issue=bool(m.get("replays_issue", False)),
+            launch_cycles=float(m.get("launch_cycles", 0.0)))
     except (KeyError, TypeError, ValueError) as exc:
         raise WorkbenchError(f"target {t.name!r}: malformed model table ({exc!r})") from None
     for lvl, table in res.items():

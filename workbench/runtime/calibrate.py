@@ -292,6 +292,7 @@ long wb_int_lat(long n) {  /* 8 dependent 1-cycle integer adds per iteration */
 #endif
   return x;
 }
+void wb_empty(float* __restrict__ a) { (void)a; }
 void wb_loop(long n) {
   for (long i = 0; i < n; ++i) __asm__ volatile("");
 }
@@ -353,6 +354,9 @@ def measure_cpu(reps: int = 30) -> dict:
             y = np.ones(nbytes // 4, np.float32)
             out["stores_per_ns"] = y.size * r / best(lib.wb_write, y.ctypes.data_as(c_float_p),
                                                       y.size, r)
+    ptr = np.zeros(16, np.float32).ctypes.data_as(c_float_p)
+    lib.wb_empty.restype = None
+    out["call_ns"] = min(best(lib.wb_empty, ptr) for _ in range(10))  # ctypes call, 1 array
     m = (16 << 10) // 8
     perm = np.random.default_rng(0).permutation(m // 8) * 8  # one element per 64-byte line
     nxt = np.zeros(m, np.int64)
@@ -423,6 +427,9 @@ def cpu_table(meas: dict, model: str, when: str | None = None) -> dict:
     for k, v in lat.items():
         m["latency"][k] = round(v * CPU_LATENCY_MARGIN, 4)
         src[f"model.latency.{k}"] = f"{down} (dependent chain{'' if k == 'fp' else ', L1 hit'})"
+    m["launch_cycles"] = round(meas["call_ns"] * CPU_LATENCY_MARGIN, 1)
+    src["model.launch_cycles"] = (f"{down}: the cheapest call of an empty C function with three "
+                                  "array arguments through ctypes, as the backend calls a kernel")
     raw["name"] = cpu_target_name() if model == cpu_model_name() else "cpu-" + slug(model)
     raw["description"] = (f"The reference executor on {model}, calibrated {when}; "
                           "layout and unmeasured figures from cpu_reference.json")

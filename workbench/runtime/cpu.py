@@ -29,12 +29,14 @@ from .backend import TOLERANCE, Measurement, Reference
 
 class CpuBackend:
     name = "cpu"
-    target = "cpu_reference"  # the bound's description of this executor
+    target = "cpu_reference"  # the bound's description of this executor (fallback)
 
     def __init__(self, threads: int = 1):
         if not isinstance(threads, int) or threads < 1:
             raise WorkbenchError(f"threads must be a positive integer, got {threads!r}")
         self.threads = threads
+        from .calibrate import host_cpu_target  # this host's calibrated table, if any
+        self.target = host_cpu_target()
         # the table describes one core; with more, blocks run on each
         self.bound_target = with_cores(hardware(self.target), threads)
 

@@ -1,0 +1,138 @@
+"""The terms issue 19 added to the lower bound, each on a hand-computed case:
+replication across foreign THREAD/BLOCK dimensions (thesis eq. 5.15), the
+float4 cap on merged accesses, loop-control overheads (eqs. 5.5, 5.16),
+Kepler's memory (cc 3.0) and dual issue, and the calibrated CPU table."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_model import copy_kernel
+
+import workbench as wb
+from workbench.model import hardware
+
+
+def _usage(b, level, resource):
+    return next(n for n in b.justification.walk() if n.kind == "Usage"
+                and n.fields.get("level") == level and n.fields.get("resource") == resource)
+
+
+def _two_thread_dims(mapping):
+    k = copy_kernel(32)
+    dx, dz = k.dims()
+    c = wb.Candidate.root(k).apply("dim_kind", (dx.name,), "THREAD")
+    c = c.apply("dim_kind", (dz.name,), "THREAD")
+    return c.apply("thread_mapping", (dx.name, dz.name), mapping)
+
+
+def test_replication_across_foreign_thread_dims():
+    """copy of 32 floats, both nests' dims THREAD. Mapped to one hardware
+    dimension (MAPPED): 32 threads, each load and store once per thread, the
+    chain ld_x → st_z (28 cycles, 14.14 ns) is the bound. Mapped to two
+    (OUT): a 32 × 32 block; the communication goes through memory (a store
+    and a load of a temporary). In the CUDA every thread runs each load (2 ×
+    1,024 thread instructions) and each store runs in the 32 threads of its
+    own dimension (guarded == 0 on the other): block issue 2,112; L1
+    wavefronts 2 · 1,024 / 32 + 2 · 32 / 32 = 66 at one per cycle: 66 cycles =
+    33.33 ns. Not on the CPU reference executor: there each statement counts
+    its own dimension only (4 · 32 = 128)."""
+    mapped = _two_thread_dims("MAPPED")
+    assert wb.bound(mapped, "h200").value_ns == pytest.approx(28 / 1.98)
+    out = _two_thread_dims("OUT")
+    b = wb.bound(out, "h200")
+    assert _usage(b, "block", "issue").fields["amount"] == 2 * 1024 + 2 * 32
+    assert _usage(b, "block", "lsu").fields["amount"] == 66
+    assert b.value_ns == pytest.approx(66 / 1.98)
+    cpu = wb.bound(out, "cpu_reference")
+    assert _usage(cpu, "block", "issue").fields["amount"] == 4 * 32
+
+
+def test_float4_cap():
+    """matmul 64³ at the root: ld_b (64 × 64 elements, its n strips all unit
+    stride and possibly unrolled) was counted 4096 / 4³ = 64 instructions;
+    float4 is the widest access, so at least 4096 / 4 = 1,024."""
+    b = wb.bound(wb.Candidate.root(wb.kernels.matmul(64, 64, 64)), "h200")
+    issue = _usage(b, "gpu", "issue")
+    ld_b = next(n for n in issue.children if n.fields["statement"] == "ld_b")
+    assert ld_b.fields["amount"] == 4096 / 4
+
+
+def _two_loops():
+    k = copy_kernel(4096)
+    dx, dz = k.dims()
+    c = wb.Candidate.root(k).apply("dim_kind", (dx.name,), "LOOP")
+    c = c.apply("dim_kind", (dz.name,), "LOOP")
+    return c.apply("order", (dx.name, dz.name), "BEFORE")
+
+
+def test_loop_control_overhead():
+    """copy of 4096 floats in two sequential LOOPs (communication through a
+    temporary: 4 memory instructions of 4,096 instances each). On h200 each
+    iteration costs a compare and a branch in the thread: issue 4 · 4,096 +
+    2 · 2 · 4,096 = 32,768 cycles at one per cycle = 16,549.5 ns. On the CPU
+    table each iteration but the last is a taken branch: 2 · 4,095 = 8,190
+    at 2 per cycle, below the 16,384 memory operations at 4 per cycle (4,096
+    cycles at 6.2 GHz = 660.6 ns)."""
+    c = _two_loops()
+    b = wb.bound(c, "h200")
+    issue = _usage(b, "thread", "issue")
+    assert issue.fields["amount"] == 32768
+    assert {n.fields["statement"] for n in issue.children} >= {"loop x_n0 (control)",
+                                                              "loop z_n0 (control)"}
+    assert b.value_ns == pytest.approx(32768 / 1.98)
+    cpu = wb.bound(c, "cpu_reference")
+    assert _usage(cpu, "block", "branch").fields["amount"] == pytest.approx(2 * 4095)
+    assert cpu.value_ns == pytest.approx(4096 / 6.2)
+
+
+def test_kepler_memory_and_dual_issue():
+    """cc 3.0: a global load is an L2 access whatever its directive (copy of
+    4096: the chain ld_x → st_z = 150 cycles / 0.811 GHz = 184.96 ns, where
+    h200 gives its 28-cycle L1 hit; the bound is the DRAM traffic, 32,768 B at
+    166 B per cycle = 243.40 ns); a thread may retire 2 FP32 operations per
+    cycle (the table's dual issue)."""
+    root = wb.Candidate.root(copy_kernel(4096))
+    b = wb.bound(root, "kepler_k4000")
+    chain = next(n for n in b.justification.walk() if n.kind == "Chain")
+    assert chain.value_ns == pytest.approx(150 / 0.811)
+    assert b.value_ns == pytest.approx(32768 / 166 / 0.811)
+    hw = hardware("kepler_k4000")
+    assert hw.rate("thread", "fma") == hw.rate("thread", "issue") == 2
+    assert not hw.global_l1 and not hw.readonly_path and hw.replays_issue
+
+
+MEAS = {"fma_per_ns": 7.0, "add_per_ns": 8.0, "fma_latency_ns": 1.0, "add_latency_ns": 0.8,
+        "loop_iterations_per_ns": 2.0, "clock_ghz": 3.0, "l1_read_bytes_per_ns": 40.0,
+        "loads_per_ns": 10.0, "stores_per_ns": 4.0, "l2_read_bytes_per_ns": 30.0,
+        "dram_read_bytes_per_ns": 20.0, "l1_latency_ns": 1.5, "call_ns": 200.0}
+
+
+def test_cpu_table_by_hand(tmp_path, monkeypatch):
+    """Rates 10 % above and latencies 10 % below the measured figures, in ns
+    (clock 1): FP max(7, 8) · 1.1 = 8.8 per ns; memory operations (10 + 4) ·
+    1.1 = 15.4; issue 8 per cycle at 3 GHz · 1.1 = 26.4; taken branches
+    max(2, 3 per ns: one per cycle) · 1.1 = 3.3; bytes 40 · 1.1 = 44; FP
+    latency min(1, 0.8) · 0.9 = 0.72 ns; the call 200 · 0.9 = 180 ns, added
+    to every bound. Written to the data directory, the CPU backend uses it."""
+    from workbench.runtime.calibrate import cpu_model_name, cpu_table, host_cpu_target
+    from workbench.runtime.cpu import CpuBackend
+    raw = cpu_table(MEAS, cpu_model_name(), when="2026-01-01")
+    m = raw["model"]
+    assert m["clock_ghz"] == 1.0
+    assert m["resources"]["thread"] == pytest.approx(
+        {"issue": 26.4, "fma": 8.8, "lsu": 15.4, "branch": 3.3})
+    assert m["resources"]["gpu"]["dram_bytes"] == pytest.approx(44.0)
+    assert m["latency"]["fp"] == pytest.approx(0.72)
+    assert m["launch_cycles"] == pytest.approx(180.0)
+    monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path))
+    assert host_cpu_target() == "cpu_reference"  # nothing calibrated yet
+    (tmp_path / "targets").mkdir()
+    (tmp_path / "targets" / f"{raw['name']}.json").write_text(json.dumps(raw))
+    assert host_cpu_target() == raw["name"] and CpuBackend().target == raw["name"]
+    root = wb.Candidate.root(copy_kernel(4096))
+    b = wb.bound(root, raw["name"])
+    # ld_x → st_z at 1.35 ns, below the 2 · 4,096 · 4 = 32,768 bytes at 44 per ns
+    assert b.value_ns == pytest.approx(32768 / 44 + 180)  # then the call
+    assert b.justification.children[-1].kind == "Launch"
