@@ -47,18 +47,9 @@ class Program:
 
     @classmethod
     def from_spec(cls, spec: dict | str | Path) -> Program:
-        if isinstance(spec, Path) or (isinstance(spec, str) and not spec.lstrip().startswith("{")):
-            try:
-                spec = json.loads(Path(spec).read_text())
-            except OSError as exc:
-                raise WorkbenchError(f"cannot read the volume spec: {exc}") from None
-            except json.JSONDecodeError as exc:
-                raise WorkbenchError(f"the volume spec is not JSON: {exc}") from None
-        elif isinstance(spec, str):
-            try:
-                spec = json.loads(spec)
-            except json.JSONDecodeError as exc:
-                raise WorkbenchError(f"the volume spec is not JSON: {exc}") from None
+        """A program from a spec (a dict, JSON text or a file), every field
+        checked against docs/volume-spec.md before any isl text is built."""
+        spec = _read_spec(spec)
         if not isinstance(spec, dict):
             raise WorkbenchError(f"volume spec: expected a JSON object, got {type(spec).__name__}")
         for key in ("inputs", "ops", "output"):
@@ -81,6 +72,8 @@ class Program:
             raise WorkbenchError(f"volume spec: {both} declared both as input and constant")
         if not isinstance(spec["ops"], list) or not all(isinstance(o, dict) for o in spec["ops"]):
             raise WorkbenchError("volume spec: 'ops' must be a list of op objects")
+        if len(spec["ops"]) > MAX_OPS:
+            raise WorkbenchError(f"volume spec: {len(spec['ops'])} ops; at most {MAX_OPS}")
         if not isinstance(spec["output"], str):
             raise WorkbenchError(f"volume spec: 'output' must be a name, got {spec['output']!r}")
         p = cls(inputs, constants, list(spec["ops"]), spec["output"])
@@ -107,6 +100,7 @@ class Program:
             except KeyError as exc:
                 raise WorkbenchError(f"op {res!r} ({kind}): missing field {exc.args[0]!r}"
                                      ) from None
+            _check_shape(f"op {res!r} ({kind}) result", shape)
             self.shapes[res], self.maps[res] = list(shape), text
         if self.output not in self.maps:
             raise WorkbenchError(f"output {self.output!r} is not the result of an op")
@@ -148,6 +142,8 @@ class Program:
             return ops.transpose(res, op["source"], sh(op["source"], op), op["permutation"])
         if kind == "insert_slice":
             d = sh(op["dest"], op)
+            _check_insert(res, d, sh(op["source"], op), op["offsets"],
+                          op.get("strides", [1] * len(d)))
             return ops.insert_slice(res, op["dest"], d, op["source"], sh(op["source"], op),
                                     op["offsets"], op.get("strides", [1] * len(d)))
         raise WorkbenchError(f"unknown volume op {kind!r}; known: pad, conv2d_nchw_fchw, "
@@ -200,6 +196,22 @@ def _is_int(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
+# limits of a spec (every number reaches isl text and isl's counting)
+MAX_RANK = 8
+MAX_EXTENT = 2**31 - 1  # one dimension of a volume, one offset, stride or width
+MAX_ELEMENTS = 2**40  # the elements of one volume
+MAX_OPS = 1000
+# the fields each op takes (besides "op" and "result"), so a misspelled one is named
+_FIELDS = {"pad": {"source", "low", "high", "value", "mode"},
+           "conv2d_nchw_fchw": {"input", "filter", "strides", "dilations"},
+           "elementwise": {"operands"}, "matmul": {"lhs", "rhs"}, "outer": {"lhs", "rhs"},
+           "reduce": {"source", "axes"}, "diagonal": {"source", "s", "t"},
+           "slice": {"source", "offsets", "sizes", "strides"},
+           "transpose": {"source", "permutation"},
+           "insert_slice": {"dest", "source", "offsets", "strides"}}
+_POSITIVE = ("strides", "dilations", "sizes")
+
+
 def _shape_list(what: str, shape) -> list:
     if not isinstance(shape, list) or not all(_is_int(s) for s in shape):
         raise WorkbenchError(f"volume spec: {what} has shape {shape!r}; a shape is a list of "
@@ -208,20 +220,76 @@ def _shape_list(what: str, shape) -> list:
     if bad:
         raise WorkbenchError(f"volume spec: {what} has shape {shape}; dimension(s) {bad} "
                              "are not positive")
+    _check_shape(what, shape)
     return list(shape)
+
+
+def _check_shape(what: str, shape) -> None:
+    if len(shape) > MAX_RANK:
+        raise WorkbenchError(f"volume spec: {what} has rank {len(shape)}; at most {MAX_RANK}")
+    big = [s for s in shape if s > MAX_EXTENT]
+    if big:
+        raise WorkbenchError(f"volume spec: {what} has shape {shape}; a dimension is at most "
+                             f"{MAX_EXTENT:,}")
+    n = 1
+    for s in shape:
+        n *= s
+    if n > MAX_ELEMENTS:
+        raise WorkbenchError(f"volume spec: {what} has shape {shape}: {n:,} elements; at most "
+                             f"{MAX_ELEMENTS:,}")
+
+
+def _read_spec(spec):
+    if isinstance(spec, Path) or (isinstance(spec, str) and not spec.lstrip().startswith("{")):
+        from ..validate import read_json_document
+        try:
+            return read_json_document(spec, "volume spec")
+        except WorkbenchError as exc:
+            raise WorkbenchError(f"the volume spec is not JSON or cannot be read: {exc}"
+                                 ) from None
+    if isinstance(spec, str):
+        try:
+            return json.loads(spec)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise WorkbenchError(f"the volume spec is not JSON: {exc}") from None
+    return spec
 
 
 def _check_fields(res: str, op: dict) -> None:
     """Types of the op's fields, before any of them reaches isl text."""
     kind = op.get("op")
+    if kind in _FIELDS:
+        unknown = sorted(set(op) - _FIELDS[kind] - {"op", "result"})
+        if unknown:
+            raise WorkbenchError(f"op {res!r} ({kind}): unknown field(s) {', '.join(unknown)}; "
+                                 f"{kind} takes {', '.join(sorted(_FIELDS[kind]))}")
+    _check_int_lists(res, kind, op)
+    _check_names(res, kind, op)
+
+
+def _check_int_lists(res: str, kind, op: dict) -> None:
     for key in _INT_LISTS:
-        if key in op and not (isinstance(op[key], list) and all(_is_int(v) for v in op[key])):
-            raise WorkbenchError(f"op {res!r} ({kind}): {key} must be a list of integers, "
-                                 f"got {op[key]!r}")
+        if key in op and not (isinstance(op[key], list) and all(_is_int(v) for v in op[key])
+                              and len(op[key]) <= MAX_RANK):
+            raise WorkbenchError(f"op {res!r} ({kind}): {key} must be a list of integers "
+                                 f"(at most {MAX_RANK}), got {op[key]!r}")
+        if key in op and any(abs(v) > MAX_EXTENT for v in op[key]):
+            raise WorkbenchError(f"op {res!r} ({kind}): {key} {op[key]} has a number beyond "
+                                 f"±{MAX_EXTENT:,}")
+        if key in _POSITIVE and key in op and any(v < 1 for v in op[key]):
+            raise WorkbenchError(f"op {res!r} ({kind}): {key} must be positive, got {op[key]}")
+    if kind == "conv2d_nchw_fchw":
+        for key in ("strides", "dilations"):
+            if key in op and len(op[key]) != 2:
+                raise WorkbenchError(f"op {res!r} ({kind}): {key} must list 2 integers "
+                                     f"(height, width), got {op[key]}")
     for key in ("s", "t"):
-        if key in op and not _is_int(op[key]):
-            raise WorkbenchError(f"op {res!r} ({kind}): {key} must be an integer, "
-                                 f"got {op[key]!r}")
+        if key in op and not (_is_int(op[key]) and 0 <= op[key] < MAX_RANK):
+            raise WorkbenchError(f"op {res!r} ({kind}): {key} must be a dimension index "
+                                 f"(0 to {MAX_RANK - 1}), got {op[key]!r}")
+
+
+def _check_names(res: str, kind, op: dict) -> None:
     for key in _NAME_FIELDS:
         if key in op and op[key] is not None and not isinstance(op[key], str):
             raise WorkbenchError(f"op {res!r} ({kind}): {key} must be a volume name, "
@@ -233,6 +301,20 @@ def _check_fields(res: str, op: dict) -> None:
     if "mode" in op and op["mode"] not in ("constant", "periodic"):
         raise WorkbenchError(f"op {res!r} ({kind}): mode must be 'constant' or 'periodic', "
                              f"got {op['mode']!r}")
+
+
+def _check_insert(res: str, dshape, sshape, offsets, strides) -> None:
+    """insert_slice: one offset and stride per dimension, the source inside dest."""
+    rank = len(dshape)
+    if len(sshape) != rank or len(offsets) != rank or len(strides) != rank:
+        raise WorkbenchError(f"op {res!r} (insert_slice): a rank-{rank} dest needs a rank-{rank} "
+                             f"source and {rank} offsets and strides; got source {sshape}, "
+                             f"offsets {offsets}, strides {strides}")
+    for d, (ds, ss, off, st) in enumerate(zip(dshape, sshape, offsets, strides)):
+        if off < 0 or off + st * (ss - 1) >= ds:
+            raise WorkbenchError(f"op {res!r} (insert_slice): dimension {d}: the source "
+                                 f"({ss} elements from {off} by {st}) does not fit the dest "
+                                 f"({ds})")
 
 
 def _operands(op: dict) -> list:
