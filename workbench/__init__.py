@@ -13,16 +13,19 @@ lower bounds, generated code, measured timings and searches.
     wb.search(c, "cpu", budget=50).run()            # TAG-MCTS from c
     wb.load_records()                               # every record, a DataFrame
     wb.explore(k)                                   # the explorer (in Jupyter)
+    s = wb.Session(c); s.options("dim_kind", "d1", prove_s=1)   # proven/dead/open values
+    wb.explain(stuck, choice=("order", ("d3", "d5")))           # which decisions cause it
 
 The public contract is docs/api.md.
 """
 
-from . import kernels, poly, recipes, search, volume
+from . import kernels, poly, recipes, search, volume, witness
 from ._version import __version__
 from .candidate import Candidate, Choice, Decision, Pruning
 from .codegen import Generated, generate
 from .descent import Descent, descend, random_fixed, space_stats
 from .errors import DeadEnd, InvalidDecision, SpaceError, SpaceSyntaxError, WorkbenchError
+from .explain import Explanation, explain, explain_trail
 from .model import Bound, bound
 from .model.lookahead import lookahead, rank_choices
 from .orders import ChoiceOrder, choice_order, register_order
@@ -38,8 +41,9 @@ from .runtime import (
     register_backend,
 )
 from .search import Search
-from .session import Session
+from .session import Option, Session
 from .space import Space, load_space
+from .witness import find_witness
 
 
 def explore(kernel_or_candidate, **options):
@@ -51,10 +55,12 @@ def explore(kernel_or_candidate, **options):
 
 __all__ = [
     "Backend", "Bound", "Candidate", "Choice", "ChoiceOrder", "DeadEnd", "Decision", "Descent",
-    "Generated", "InvalidDecision", "Pruning", "Record", "RecordStore", "Search", "Session",
+    "Explanation", "Generated", "InvalidDecision", "Option", "Pruning", "Record", "RecordStore",
+    "Search", "Session",
     "Space", "SpaceError", "SpaceSyntaxError", "WorkbenchError", "__version__", "bound",
-    "choice_order", "data_dir", "descend", "evaluate", "explore", "generate", "get_backend",
+    "choice_order", "data_dir", "descend", "evaluate", "explain", "explain_trail", "explore",
+    "find_witness", "generate", "get_backend",
     "kernels", "load_records", "load_space", "lookahead", "measure_reference", "poly",
     "random_fixed", "rank_choices", "recipes", "register_backend", "register_order", "search",
-    "space_stats", "volume",
+    "space_stats", "volume", "witness",
 ]

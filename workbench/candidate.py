@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from .errors import DeadEnd, InvalidDecision
 from .space.problem import Problem, permute
-from .space.propagators import DECISION, EXTRA, INF, Store, fixpoint
+from .space.propagators import DECISION, EXTRA, INF, Store, fixpoint, pack_sat
 from .space.space import Space, load_space
 
 FORMAT = "workbench.candidate/1"
@@ -121,11 +121,13 @@ def _root_cache(kernel) -> dict:
 class Candidate:
     """A kernel with a domain for each of its choices, at a propagation fixpoint."""
 
-    __slots__ = ("__weakref__", "_digest", "_history", "_log", "_tables", "problem", "trail")
+    __slots__ = ("__weakref__", "_digest", "_history", "_log", "_sat", "_tables", "problem",
+                 "trail")
 
-    def __init__(self, problem: Problem, tables, trail, log, history=()):
+    def __init__(self, problem: Problem, tables, trail, log, history=(), sat: bytes | None = None):
         self.problem = problem
         self._tables = tuple(tables)
+        self._sat = sat  # packed satisfied-clause flags (propagators.Store.sat)
         self.trail: tuple[Decision, ...] = tuple(trail)
         self._log = log
         self._history = history  # prunings resolved before a lowering changed the problem
@@ -162,7 +164,7 @@ class Candidate:
                     st.put(v, dom & ~removed, EXTRA)
                     problem.extra_reason[problem.keys[v]] = reason
             problem, st, history = _settle(problem, st, range(len(problem.instances)))
-            root = cls(problem, st.tables, (), st.log, history)
+            root = cls(problem, st.tables, (), st.log, history, pack_sat(st.sat))
             per_kernel[key] = root
         return root
 
@@ -291,7 +293,7 @@ class Candidate:
     def decide(self, d: Decision) -> Candidate:
         v, mask = d.check(self)
         p = self.problem
-        st = Store(p, self._tables)
+        st = Store(p, self._tables, self._sat)
         dom = self._dom(v)
         if dom & mask != dom:
             st.put(v, dom & mask, DECISION)
@@ -300,7 +302,7 @@ class Candidate:
         except DeadEnd as e:
             e.decision = d
             raise
-        return Candidate(p2, st.tables, self.trail + (d,), st.log, history)
+        return Candidate(p2, st.tables, self.trail + (d,), st.log, history, pack_sat(st.sat))
 
     # ----------------------------------------------------------- persistence
     def digest(self) -> str:

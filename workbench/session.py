@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .candidate import Candidate, Decision, as_objects
 from .errors import DeadEnd, InvalidDecision, WorkbenchError
+from .witness import adopt, extends, find_witness
 
 FORMAT = "workbench.explorer/1"
 
@@ -36,13 +38,21 @@ class Branch:
         return self.history[self.pos]
 
 
+PROVEN, DEAD, OPEN = "proven", "dead", "open"
+
+
 @dataclass(frozen=True)
 class Option:
-    """One remaining value of a choice, with the bound of the child."""
+    """One remaining value of a choice, with the bound of the child and
+    whether the child leads somewhere: `proven` (a witness, a fixed candidate
+    below the child, is known), `dead` (the child dead-ends, or its subtree
+    was searched exhaustively) or `open` (not known yet either way)."""
     value: str
-    bound_ns: float | None  # None: the value leads to a dead end
+    bound_ns: float | None  # None: the child dead-ends at once
     dead_end: str = ""
     above_best: bool = False  # the child's bound reaches the best measured time
+    status: str = OPEN
+    witness: Candidate | None = None  # a fixed candidate below the child, when proven
 
 
 @dataclass
@@ -61,6 +71,10 @@ class Session:
         self._kids: dict = {}  # look-ahead children by (digest, choice, objects)
         self._rows_cache: tuple = (None, [])
         self._snapshot()  # what a failed autosave goes back to
+        self._witness: dict = {}  # digest -> witness, or None once proven empty
+        self._known: list = []  # recent witnesses, reused for any candidate they extend
+        self._status: dict = {}  # (digest, choice, objects, value) -> (status, witness)
+        self._rng = random.Random(0)
 
     # -------------------------------------------------------------- state
     @property
@@ -153,11 +167,14 @@ class Session:
             return self.options(choice, objects, cand)
         return None
 
-    def options(self, choice: str, objects, cand: Candidate | None = None, stop=None
-                ) -> list[Option]:
-        """Each remaining value with the bound of its child (look-ahead),
-        for the current candidate or `cand`; cached, so going back to a
-        candidate costs nothing."""
+    def options(self, choice: str, objects, cand: Candidate | None = None, stop=None,
+                prove_s: float = 0.0) -> list[Option]:
+        """Each remaining value with the bound of its child (look-ahead) and
+        its status, for the current candidate or `cand`; cached, so going
+        back to a candidate costs nothing. The value the candidate's witness
+        takes is proven at once; `prove_s` > 0 searches up to that many
+        seconds per other value for a witness of its child (else it stays
+        open unless a known witness already covers it)."""
         from .model.lookahead import lookahead
         cand = cand or self.cand
         objects = as_objects(objects)
@@ -167,9 +184,132 @@ class Session:
                                         parent=self.bound(cand), stop=stop)
         kids = self._kids[key]
         best = self.best_measured_ns()
-        return [Option(k.value, None, k.error) if k.bound is None else
-                Option(k.value, k.value_ns, "", best is not None and k.value_ns >= best)
-                for k in kids]
+        if prove_s > 0:
+            self.witness(cand, budget_s=max(prove_s, 1.0))
+        out = []
+        for k in kids:
+            if k.bound is None:
+                out.append(Option(k.value, None, k.error, status=DEAD))
+                continue
+            if stop is not None and stop():
+                from .model.lookahead import Stopped
+                raise Stopped(f"proving {choice}{objects} stopped")
+            status, wit = self.prove(choice, objects, k.value, cand, budget_s=prove_s)
+            out.append(Option(k.value, k.value_ns, "", best is not None and k.value_ns >= best,
+                              status, wit))
+        return out
+
+    # ---------------------------------------------------------- witnesses
+    def witness(self, cand: Candidate | None = None, budget_s: float = 5.0
+                ) -> Candidate | None:
+        """A fixed candidate below `cand` (default: the current one): a known
+        witness when one extends it, else one searched for up to `budget_s`
+        (`workbench.witness`); None when there is none (the subtree was
+        searched exhaustively) or none was found in time."""
+        cand = cand or self.cand
+        key = cand.digest()
+        if key in self._witness:
+            return self._witness[key]
+        for w in reversed(self._known):
+            if extends(w, cand):
+                self._witness[key] = w
+                return w
+        got = find_witness(cand, rng=self._rng, budget_s=budget_s)
+        if got.witness is not None or got.exhausted:
+            self._remember(key, got.witness)
+        return got.witness
+
+    def _remember(self, key: str, w: Candidate | None) -> None:
+        self._witness[key] = w
+        if w is not None:
+            self._known = [*self._known[-63:], w]
+
+    def prove(self, choice: str, objects, value: str, cand: Candidate | None = None,
+              budget_s: float = 0.0) -> tuple[str, Candidate | None]:
+        """(status, witness) of one value of an open choice of `cand`."""
+        cand = cand or self.cand
+        objects = as_objects(objects)
+        key = (cand.digest(), choice, objects, value)
+        got = self._status.get(key)
+        if got is not None:
+            return got
+        w = self._witness.get(cand.digest())
+        if w is not None and w.value(choice, objects) == value:
+            got = (PROVEN, w)
+        else:
+            try:
+                child = cand.apply(choice, objects, value)
+            except DeadEnd:
+                got = (DEAD, None)
+            else:
+                ck = child.digest()
+                if ck in self._witness:
+                    w = self._witness[ck]
+                    got = (PROVEN, w) if w is not None else (DEAD, None)
+                else:
+                    w = next((w for w in reversed(self._known) if extends(w, child)), None)
+                    if w is None and budget_s > 0:
+                        found = find_witness(child, rng=self._rng, budget_s=budget_s)
+                        if found.witness is not None or found.exhausted:
+                            self._remember(ck, found.witness)
+                        if found.exhausted:
+                            got = (DEAD, None)
+                        w = found.witness
+                    if w is not None:
+                        self._witness.setdefault(ck, w)
+                        got = (PROVEN, w)
+        if got is None:
+            return OPEN, None  # not cached: more time may prove it later
+        self._status[key] = got
+        return got
+
+    def finish(self, budget_s: float = 5.0) -> Candidate:
+        """Adopt the current candidate's witness: its remaining decisions
+        join the branch (each one a step, so undo walks back through them)."""
+        w = self.witness(budget_s=budget_s)
+        if w is None:
+            raise WorkbenchError("no implementation below this candidate was found "
+                                 f"in {budget_s:g} s" + ("" if self.cand.digest() not in
+                                                         self._witness else
+                                                         ": its subtree holds none"))
+        b = self.branch
+        fixed = adopt(b.cand, w)
+        del b.history[b.pos + 1:]
+        for d in fixed.trail[len(b.cand.trail):]:
+            b.history.append(b.history[-1].decide(d))
+        b.pos = len(b.history) - 1
+        self._autosave()
+        return self.cand
+
+    def explain(self, choice=None, decision=None):
+        """Why `decision` dead-ends here, or why every value of the open
+        `choice` = (name, objects) does (`workbench.explain`)."""
+        from .explain import explain
+        b = self.branch
+        return explain(b.cand, choice=choice, decision=decision,
+                       prefixes=b.history[:b.pos + 1])
+
+    def drop(self, step: int) -> Candidate:
+        """The current candidate without decision number `step` (1-based, as
+        in the path): every other decision is re-applied in order, on a new
+        history, so undo still reaches the candidate before."""
+        b = self.branch
+        trail = list(b.cand.trail)
+        if not 1 <= step <= len(trail):
+            raise WorkbenchError(f"no decision {step}: this candidate has decisions 1 to "
+                                 f"{len(trail)}")
+        keep = trail[:step - 1] + trail[step:]
+        hist = b.history[:step]
+        try:
+            for d in keep[step - 1:]:
+                hist.append(hist[-1].decide(d))
+        except (DeadEnd, InvalidDecision) as exc:
+            raise WorkbenchError(f"without decision {step} the others no longer replay: "
+                                 f"{exc}") from None
+        b.history[:] = hist
+        b.pos = len(hist) - 1
+        self._autosave()
+        return self.cand
 
     def best_measured_ns(self) -> float | None:
         """Best median time of this kernel (same sizes) in the record store."""
@@ -335,4 +475,4 @@ def _checked_branches(branches) -> list:
     return branches
 
 
-__all__ = ["Branch", "Option", "Session"]
+__all__ = ["DEAD", "OPEN", "PROVEN", "Branch", "Option", "Session"]

@@ -17,6 +17,9 @@ from .propagators import DECISION, EXTRA, INF, LOWERING, MASK, NUM, PAIR, Clause
 from .snippet import CMP_OPS
 from .space import ExistsCond, Space
 
+# support tables of binary relations by (choices, operator, views, universes)
+_PAIR_TABLES: dict = {}
+
 _SWAP = {"==": "==", "!=": "!=", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
 
 
@@ -146,25 +149,48 @@ class Problem:
         self.instances: list = []
         self.static_clauses: list[int] = []
         self._make_vars()
+        self._masks: dict = {}  # (condition, mirrored) -> its value mask
         self._make_instances()
+        del self._masks
         # watches[v]: (instance, mask) pairs. A clause only needs to run when
         # one of its literals became false, so a MASK literal wakes its clause
         # only once the domain of v misses the mask; -1: wake on any change.
+        # A clause prunes only when its non-false MASK literals are all on
+        # one variable (else two open literals on different variables keep
+        # it satisfiable whatever happens elsewhere): `guards[j]`, the MASK
+        # literals of clause j, lets a change of a variable it reads through
+        # another literal skip it until then (a MASK literal becoming false
+        # wakes it through its own watch).
+        self.guards: list = [None] * len(self.instances)
         self.watches: list[list[tuple[int, int]]] = [[] for _ in self.keys]
+        watches, static = self.watches, self._static
         for inst in self.instances:
-            if inst.id in self._static:
+            j = inst.id
+            if j in static:
                 continue
             masks: dict[int, int] = {}
             if isinstance(inst, Clause):
+                g = []
                 for lit in inst.lits:
-                    if lit[0] == MASK and masks.get(lit[1], 0) != -1:
-                        if lit[1] in masks:  # two literals on v: wake on any change
-                            masks[lit[1]] = -1
-                        else:
-                            masks[lit[1]] = lit[2]
+                    if lit[0] == MASK:
+                        v = lit[1]
+                        g.append((v, lit[2]))
+                        # two literals on v: wake on any change
+                        masks[v] = -1 if v in masks else lit[2]
+                if len(masks) >= 2:
+                    self.guards[j] = tuple(g)
             for v in set(inst.vars()):
-                self.watches[v].append((inst.id, masks.get(v, -1)))
+                watches[v].append((j, masks.get(v, -1)))
         del self._static
+        # the same watches grouped by mask: a change of v tests each distinct
+        # mask once instead of each watching clause (order variables are
+        # watched by hundreds of transitivity clauses but only a few masks)
+        self.wake: list[tuple] = []
+        for ws in self.watches:
+            groups: dict[int, list] = {}
+            for j, m in ws:
+                groups.setdefault(m, []).append(j)
+            self.wake.append(tuple((m, tuple(js)) for m, js in groups.items()))
 
     # ------------------------------------------------------------ bindings
     def bindings(self, foralls, precedes=(), env=None, ids=None):
@@ -323,14 +349,18 @@ class Problem:
                 out += self._literals(cond.cond, e2, i2)
             return out
         if isinstance(cond, ast.IsCond):
-            c = self.space.choices[cond.ref.name]
             v, inv = self.lookup(cond.ref, ids)
-            mask = c.value_mask(cond.values)
-            if cond.negated:
-                mask = ((1 << len(c.values)) - 1) & ~mask
-            if inv:
-                mask = permute(mask, c.inverse)
-            return [(MASK, v, mask)]
+            key = (id(cond), inv)
+            got = self._masks.get(key)
+            if got is None or got[0] is not cond:
+                c = self.space.choices[cond.ref.name]
+                mask = c.value_mask(cond.values)
+                if cond.negated:
+                    mask = ((1 << len(c.values)) - 1) & ~mask
+                if inv:
+                    mask = permute(mask, c.inverse)
+                got = self._masks[key] = (cond, mask)
+            return [(MASK, v, got[1])]
         return [self._compare(cond, env, ids)]
 
     def _compare(self, cond: ast.CmpCond, env, ids):
@@ -368,6 +398,11 @@ class Problem:
             return c.values[i] if c.kind == "enum" else self.universe[v][i]
         f = CMP_OPS[op]
         n1, n2 = len(self.universe[v1]), len(self.universe[v2])
+        key = (id(lc), id(rc), op, inv1, inv2, self.universe[v1], self.universe[v2])
+        if v1 != v2:  # the support tables depend on the values only: shared
+            memo = _PAIR_TABLES.get(key)
+            if memo is not None and memo[0] is lc and memo[1] is rc:
+                return (PAIR, v1, v2) + memo[2:]
         if v1 == v2:
             mask = 0
             for i in range(n1):
@@ -382,6 +417,7 @@ class Problem:
                 if f(a, value(rc, v2, view(rc, inv2, j))):
                     t12[i] |= 1 << j
                     t21[j] |= 1 << i
+        _PAIR_TABLES[key] = (lc, rc, tuple(t12), tuple(t21))
         return (PAIR, v1, v2, tuple(t12), tuple(t21))
 
     # ------------------------------------------------------------ messages

@@ -33,11 +33,16 @@ EXTRA = -3  # cause of a write: an optional extra propagator at the root (e.g. t
 class Store:
     """A mutable view of a decision vector during one propagation."""
 
-    __slots__ = ("log", "owned", "pending", "problem", "tables", "universe", "vc", "vj")
+    __slots__ = ("log", "owned", "pending", "problem", "sat", "tables", "universe", "vc", "vj")
 
-    def __init__(self, problem, tables):
+    def __init__(self, problem, tables, sat: bytes | None = None):
         self.problem = problem
         self.tables = list(tables)
+        # sat[i]: clause instance i has a literal that is surely true, so it
+        # can never prune again below this candidate (domains only shrink);
+        # the fixpoint skips it (79 % of clause runs on matmul 1024 were of
+        # satisfied clauses). Kept packed in the candidate (`pack_sat`).
+        self.sat = unpack_sat(sat, len(problem.instances))
         self.owned = [False] * len(self.tables)
         self.vc = problem.vc
         self.vj = problem.vj
@@ -102,6 +107,18 @@ class Store:
             if lo <= x <= hi:
                 mask |= 1 << i
         return [v] if self.restrict(v, mask, cause) else []
+
+
+def unpack_sat(packed: bytes | None, n: int) -> bytearray:
+    if packed is None:
+        return bytearray(n)
+    import numpy as np
+    return bytearray(np.unpackbits(np.frombuffer(packed, np.uint8), count=n).tobytes())
+
+
+def pack_sat(sat: bytearray) -> bytes:
+    import numpy as np
+    return np.packbits(np.frombuffer(sat, np.uint8)).tobytes()
 
 
 def bits(d: int):
@@ -263,12 +280,14 @@ class Clause:
                 if d & m == 0:
                     continue
                 if d & ~m == 0:
+                    st.sat[self.id] = 1
                     return ()
             else:
                 s = status(st, lit)
                 if s == FALSE:
                     continue
                 if s == TRUE:
+                    st.sat[self.id] = 1
                     return ()
             if first is None:
                 first = lit
@@ -443,9 +462,10 @@ def fixpoint(st: Store, start) -> None:
     the changed variable (a clause only when one of its literals is false)."""
     problem = st.problem
     insts = problem.instances
-    watches = problem.watches
+    wake, guards = problem.wake, problem.guards
     tables, vc, vj = st.tables, st.vc, st.vj
-    inq = bytearray(len(insts))
+    sat = st.sat
+    inq = bytearray(sat)  # a satisfied clause is never queued
     queue = deque()
     for i in start:
         if not inq[i]:
@@ -455,9 +475,33 @@ def fixpoint(st: Store, start) -> None:
     while queue:
         i = pop()
         inq[i] = 0
-        for v in insts[i].run(st):
+        changed = insts[i].run(st)
+        inq[i] = sat[i]
+        for v in changed:
             d = tables[vc[v]][vj[v]]
-            for j, m in watches[v]:
-                if not inq[j] and j != i and (m == -1 or d & m == 0):
+            for m, js in wake[v]:
+                if m != -1:
+                    if d & m == 0:
+                        for j in js:
+                            if not inq[j] and j != i:
+                                inq[j] = 1
+                                push(j)
+                    continue
+                for j in js:
+                    if inq[j] or j == i:
+                        continue
+                    g = guards[j]
+                    if g is not None:  # see Problem.guards
+                        one = -1
+                        for gv, gm in g:
+                            if tables[vc[gv]][vj[gv]] & gm:
+                                if one == -1:
+                                    one = gv
+                                elif one != gv:
+                                    break
+                        else:
+                            g = None
+                        if g is not None:
+                            continue
                     inq[j] = 1
                     push(j)

@@ -1,0 +1,116 @@
+"""Manual descents in a person's order: how often does one get stuck?
+
+A person picks a random open choice and a value. Two ways to pick values:
+- `lookahead`: any value whose child is not an immediate dead end (what the
+  explorer's red buttons allow; propagation alone decides);
+- `proven`: only values the Session proved (a witness below the child).
+A descent is *stuck* at a choice whose every value is dead (lookahead) or
+whose no value is proven (proven). Stuck states are explained
+(`workbench.explain`) and the size of each explanation is reported.
+
+    python benchmarks/bench_stuck.py [--mode lookahead|proven] [--descents 50]
+        [--kernels matmul=64x64x32,axpy,...] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import time
+
+import workbench as wb
+from workbench.errors import DeadEnd
+from workbench.kernels.linalg import SMALL_SIZES
+
+
+def parse_kernels(text: str) -> list:
+    out = []
+    for item in text.split(","):
+        name, _, dims = item.partition("=")
+        sizes = dict(SMALL_SIZES[name])
+        if dims:
+            sizes = dict(zip(sizes, map(int, dims.split("x"))))
+        out.append((name, sizes))
+    return out
+
+
+def lookahead_descent(root, rng):
+    """(stuck choice or None, candidate reached, decisions taken)."""
+    cand = root
+    while not cand.is_fixed:
+        ch = rng.choice(cand.choices())
+        kids = []
+        for v in ch.values:
+            try:
+                kids.append(cand.apply(ch.name, ch.objects, v))
+            except DeadEnd:
+                pass
+        if not kids:
+            return ch, cand
+        cand = rng.choice(kids)
+    return None, cand
+
+
+def proven_descent(root, rng, budget_s):
+    """Follow proven values only; returns (stuck choice or None, candidate,
+    witness checks passed)."""
+    s = wb.Session(root, store=None)
+    while not s.cand.is_fixed:
+        wit = s.witness()
+        assert wit.is_fixed and wb.witness.extends(wit, s.cand)
+        ch = rng.choice(s.cand.choices())
+        opts = s.options(ch.name, ch.objects, prove_s=budget_s)
+        proven = [o for o in opts if o.status == "proven"]
+        if not proven:
+            return ch, s.cand
+        s.apply(ch.name, ch.objects, rng.choice(proven).value)
+    return None, s.cand
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mode", choices=("lookahead", "proven"), default="lookahead")
+    ap.add_argument("--descents", type=int, default=50)
+    ap.add_argument("--kernels", default="matmul=64x64x32")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--prove-s", type=float, default=0.5)
+    ap.add_argument("--explain", action="store_true", help="explain each stuck state")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    results = []
+    for name, sizes in parse_kernels(args.kernels):
+        root = wb.Candidate.root(wb.kernels.build_kernel(name, sizes))
+        rng = random.Random(args.seed)
+        stuck, sizes_expl, verified, times = [], [], 0, []
+        for _ in range(args.descents):
+            t0 = time.perf_counter()
+            if args.mode == "lookahead":
+                ch, cand = lookahead_descent(root, rng)
+            else:
+                ch, cand = proven_descent(root, rng, args.prove_s)
+            times.append(time.perf_counter() - t0)
+            if ch is None:
+                continue
+            stuck.append(ch.name)
+            if args.explain:
+                ex = wb.explain(cand, choice=(ch.name, ch.objects))
+                sizes_expl.append(len(ex.culprits))
+                verified += ex.verified
+        row = {"kernel": name, "sizes": sizes, "mode": args.mode, "descents": args.descents,
+               "stuck": len(stuck), "stuck_choices": sorted(set(stuck)),
+               "descent_s_median": round(statistics.median(times), 3)}
+        if args.explain and sizes_expl:
+            row.update(explanations=len(sizes_expl), verified=verified,
+                       at_most_5=sum(n <= 5 for n in sizes_expl),
+                       median_culprits=statistics.median(sizes_expl))
+        results.append(row)
+        print(json.dumps(row), flush=True)
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(results, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()

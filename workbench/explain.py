@@ -1,0 +1,184 @@
+"""Conflict explanations: which earlier decisions cause a dead end.
+
+Decisions commute, so any subset of a candidate's trail is a valid
+candidate of its own. An explanation of a *target* — a decision that
+dead-ends, or an open choice every value of which dead-ends — is a small
+subset of the trail that still reproduces it. It is found by progression
+with binary search (the deletion filter of QuickXplain, with a dichotomy
+over the trail's prefixes, whose candidates are already known):
+
+    the culprit found last is the decision whose prefix first reproduces
+    the target together with the culprits found so far;
+
+so every culprit is necessary (propagation is monotone: fewer decisions
+never prune more). Each explanation is then checked from the root: the
+culprits alone reproduce the target, and dropping any one of them does not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .candidate import Candidate, Decision, as_objects
+from .errors import DeadEnd, InvalidDecision, WorkbenchError
+
+
+@dataclass(frozen=True)
+class Explanation:
+    culprits: tuple  # Decisions of the trail that together cause the target
+    target: str  # what dead-ends, in words
+    reasons: tuple  # (value or decision text, the constraint that fails)
+    verified: bool  # the culprits reproduce it, and every one is needed
+    checks: int  # target tests run
+
+    @property
+    def text(self) -> str:
+        if not self.culprits:
+            head = "no decision is needed: the kernel itself rules it out"
+        else:
+            head = " and ".join(f"`{describe(d)}`" for d in self.culprits)
+            head += (" cannot hold together with " if self.target.startswith("decision")
+                     else " leave no value of ")
+            head += self.target.removeprefix("decision ")
+        why = "; ".join(f"{what}: {constraint}" for what, constraint in self.reasons)
+        return f"{head} — {why}" if why else head
+
+    def to_dict(self) -> dict:
+        return {"culprits": [d.to_dict() for d in self.culprits], "target": self.target,
+                "reasons": [list(r) for r in self.reasons], "verified": self.verified,
+                "checks": self.checks, "text": self.text}
+
+
+def describe(d: Decision) -> str:
+    return f"{d.choice}({', '.join(d.objects)}) = {'|'.join(d.values)}"
+
+
+def _constraint(e: DeadEnd) -> str:
+    objs = f" on ({', '.join(e.objects)})" if e.objects else ""
+    return f"{e.constraint}{objs}"
+
+
+class _Target:
+    """A dead end to reproduce: `reasons(c)` is None when candidate `c` does
+    not reproduce it, else the failing constraints."""
+
+    def __init__(self, decision: Decision | None, choice: tuple | None):
+        self.decision, self.choice = decision, choice
+
+    def __str__(self) -> str:
+        if self.decision is not None:
+            return f"decision {describe(self.decision)}"
+        name, objs = self.choice
+        return f"{name}({', '.join(objs)})"
+
+    def reasons(self, c: Candidate):
+        if self.decision is not None:
+            try:
+                c.decide(self.decision)
+            except DeadEnd as e:
+                return ((describe(self.decision), _constraint(e)),)
+            except InvalidDecision as e:
+                return ((describe(self.decision), str(e)),)
+            return None
+        name, objs = self.choice
+        out = []
+        for value in sorted(c.domain(name, objs)):
+            try:
+                c.apply(name, objs, value)
+            except DeadEnd as e:
+                out.append((f"{name} = {value}", _constraint(e)))
+                continue
+            return None
+        return tuple(out)
+
+
+def _with(base: Candidate, extra) -> Candidate | str:
+    """`base` plus the decisions `extra`; the reason text when they already
+    dead-end (or a value was pruned away)."""
+    c = base
+    for d in extra:
+        try:
+            c = c.decide(d)
+        except DeadEnd as e:
+            return _constraint(e)
+        except InvalidDecision as e:
+            return str(e)
+    return c
+
+
+def explain(cand: Candidate, *, decision=None, choice=None, prefixes=None) -> Explanation:
+    """Explain why `decision` (a Decision or its dict) dead-ends on `cand`,
+    or why every value of the open choice `choice` = (name, objects) does.
+    `prefixes`: the candidates after 0, 1, … decisions of cand's trail when
+    known (a Session's history), else replayed from the root."""
+    if (decision is None) == (choice is None):
+        raise WorkbenchError("explain needs either decision= or choice=")
+    if isinstance(decision, dict):
+        decision = Decision.from_dict(decision)
+    if choice is not None:
+        choice = (choice[0], as_objects(choice[1]))
+        cand._var(*choice)  # unknown choice or objects: a clear error
+    target = _Target(decision, choice)
+    trail = list(cand.trail)
+    if prefixes is None:
+        prefixes = [Candidate.root(cand.problem.root_problem.kernel, cand.space)]
+        for d in trail:
+            prefixes.append(prefixes[-1].decide(d))
+    checks = 0
+
+    def fails(j: int, must: list) -> bool:
+        nonlocal checks
+        checks += 1
+        c = _with(prefixes[j], must)
+        return isinstance(c, str) or target.reasons(c) is not None
+
+    if not fails(len(trail), []):
+        raise WorkbenchError(f"{target} does not dead-end on this candidate: nothing to explain")
+    must: list = []  # culprits, last found first
+    limit = len(trail)
+    while not fails(0, must):
+        lo, hi = 0, limit  # fails(lo) False, fails(hi) True
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if fails(mid, must):
+                hi = mid
+            else:
+                lo = mid
+        must.append(trail[hi - 1])
+        limit = hi - 1
+    culprits = tuple(sorted(must, key=trail.index))
+    return _verified(culprits, target, prefixes[0], checks)
+
+
+def _verified(culprits, target: _Target, root: Candidate, checks: int) -> Explanation:
+    c = _with(root, culprits)
+    reasons = ((("decisions", c),) if isinstance(c, str) else target.reasons(c))
+    ok = reasons is not None
+    for k in range(len(culprits)):
+        if not ok:
+            break
+        rest = _with(root, culprits[:k] + culprits[k + 1:])
+        ok = not isinstance(rest, str) and target.reasons(rest) is None
+        checks += 1
+    return Explanation(culprits, str(target), tuple(reasons or ()), ok, checks + 1)
+
+
+def explain_trail(kernel, trail, *, space=None, choice=None) -> Explanation:
+    """Replay `trail` (decisions or their dicts); explain the first decision
+    that dead-ends, or, when it replays, the open `choice` = (name, objects)."""
+    c = Candidate.root(kernel, space)
+    prefixes = [c]
+    for d in trail:
+        d = Decision.from_dict(d) if isinstance(d, dict) else d
+        try:
+            c = c.decide(d)
+        except DeadEnd:
+            return explain(c, decision=d, prefixes=prefixes)
+        prefixes.append(c)
+    if choice is None:
+        raise WorkbenchError("the trail replays without a dead end: name a --choice whose "
+                             "values all dead-end")
+    return explain(c, choice=choice, prefixes=prefixes)
+
+
+__all__ = ["Explanation", "describe", "explain", "explain_trail"]

@@ -1,0 +1,133 @@
+"""Witnesses: proof that a candidate leads somewhere (issue "never stuck").
+
+A *witness* of a candidate C is a fixed candidate W below it: every domain of
+W lies inside the same domain of C, so taking W's value for each open choice
+of C replays to W without a dead end (W is a propagation fixpoint with every
+clause satisfied). A value of an open choice is *proven* when a witness of
+its child is known, *dead* when the child dead-ends or its subtree was
+searched exhaustively, and *open* otherwise.
+
+Witnesses are found by depth-first search with chronological backtracking
+and restarts (a failure limit that doubles each restart, so an early wrong
+value does not trap the search in a dead subtree); a run that finishes
+within its limit without a witness has searched the whole subtree — the
+proof that it holds no implementation.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+
+from .candidate import Candidate, Decision
+from .errors import DeadEnd
+from .orders import choice_order
+
+
+def extends(w: Candidate, c: Candidate) -> bool:
+    """True when the fixed candidate `w` lies below `c` (each of w's domains
+    inside c's). Counters are derived, so only choices are compared."""
+    if not w.is_fixed:
+        return False
+    pc, pw = c.problem, w.problem
+    if pc is pw:
+        for ci, info in enumerate(pc.choice_infos):
+            if info.kind == "counter":
+                continue
+            tc, tw = c._tables[ci], w._tables[ci]
+            if tc is tw:
+                continue
+            for a, b in zip(tc, tw):
+                if b & ~a:
+                    return False
+        return True
+    for v, key in enumerate(pc.keys):
+        if pc.choice_infos[pc.vc[v]].kind == "counter":
+            continue
+        got = pw.index.get(key)
+        if got is None:
+            return False
+        if w._dom(got[0]) & ~c._dom(v):
+            return False
+    return True
+
+
+def adopt(c: Candidate, w: Candidate, order="thesis") -> Candidate:
+    """`c` with the decisions that lead to its witness `w` (in the choice
+    order), so that the result keeps `c`'s trail and equals `w`."""
+    if w.trail[:len(c.trail)] == c.trail:  # found from c itself: replay its own steps
+        for d in w.trail[len(c.trail):]:
+            c = c.decide(d)
+        return c
+    order = choice_order(order)
+    while not c.is_fixed:
+        ch = order.next(c)
+        value = w.value(ch.name, ch.objects)
+        c = c.decide(Decision(ch.name, ch.objects, (value,)))
+    return c
+
+
+@dataclass
+class Search:
+    """What one witness search ended with."""
+    witness: Candidate | None
+    exhausted: bool  # the whole subtree was searched: it holds no implementation
+    nodes: int  # candidates visited
+    seconds: float
+
+
+def find_witness(c: Candidate, *, rng: random.Random | None = None, budget_s: float = 1.0,
+                 order="thesis", first_limit: int = 32) -> Search:
+    """A witness of `c` within `budget_s` seconds (see the module docstring)."""
+    rng = rng or random.Random(0)
+    order = choice_order(order).rollout
+    t0 = time.perf_counter()
+    deadline = t0 + budget_s
+    nodes, limit = 0, first_limit
+    while True:
+        got, complete, n = _dfs(c, rng, order, limit, deadline)
+        nodes += n
+        if got is not None or complete:
+            return Search(got, got is None, nodes, time.perf_counter() - t0)
+        if time.perf_counter() >= deadline:
+            return Search(None, False, nodes, time.perf_counter() - t0)
+        limit *= 2
+
+
+def _dfs(c: Candidate, rng, order, limit: int, deadline: float):
+    """(witness or None, searched completely, nodes); gives up after `limit`
+    failed values or at `deadline`."""
+    if c.is_fixed:
+        return c, True, 1
+    stack = [(c, _shuffled(order.next(c, rng=rng), rng))]
+    fails = nodes = 0
+    while stack:
+        cand, todo = stack[-1]
+        if not todo:
+            stack.pop()
+            continue
+        name, objects, value = todo.pop()
+        try:
+            kid = cand.apply(name, objects, value)
+        except DeadEnd:
+            fails += 1
+            if fails > limit or time.perf_counter() > deadline:
+                return None, False, nodes
+            continue
+        nodes += 1
+        if kid.is_fixed:
+            return kid, True, nodes
+        if time.perf_counter() > deadline:
+            return None, False, nodes
+        stack.append((kid, _shuffled(order.next(kid, rng=rng), rng)))
+    return None, True, nodes
+
+
+def _shuffled(ch, rng) -> list:
+    vals = list(ch.values)
+    rng.shuffle(vals)
+    return [(ch.name, ch.objects, v) for v in vals]
+
+
+__all__ = ["Search", "adopt", "extends", "find_witness"]
