@@ -1,0 +1,322 @@
+"""What a campaign's records say: the soundness count (bound ≤ every measured
+time), Fig. 5.1 (the CDF of measured / bound), Table 6.2 (the search's best
+against the reference, beside the thesis's), correctness by kernel, ptxas
+facts; written as `report.md`, `summary.json` and SVG figures. Every
+function here reads rows of the record store (dicts), so the same code
+reads a finished campaign on any machine (`campaign.data`)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import json
+import math
+import statistics
+from pathlib import Path
+
+from ..runtime.records import RecordStore
+
+# thesis Fig. 5.1: share of implementations within 10× of their bound
+THESIS_FIG_5_1_WITHIN_10X = 0.70
+GOAL_WITHIN_10X = 0.90
+
+
+def measured(rows) -> list:
+    """Rows with at least one sample and a bound (implementations only)."""
+    return [r for r in rows if r.get("trail") and r.get("times_ns") and r.get("bound_ns")
+            and r.get("status") in ("ok", "timeout")]
+
+
+def soundness(rows, key: str = "bound_ns") -> dict:
+    """Bound ≤ the fastest sample, over every measured record: the count, the
+    share, and the worst ratio bound / fastest with its candidate."""
+    rs = [r for r in measured(rows) if r.get(key)]
+    worst, worst_row, bad = 0.0, None, []
+    for r in rs:
+        ratio = r[key] / min(r["times_ns"])
+        if ratio > worst:
+            worst, worst_row = ratio, r
+        if ratio > 1.0:
+            bad.append(r)
+    out = {"bound": key, "records": len(rs), "sound": len(rs) - len(bad),
+           "share_sound": (len(rs) - len(bad)) / len(rs) if rs else None,
+           "worst_ratio": worst if rs else None}
+    if worst_row is not None:
+        out["worst"] = _which(worst_row)
+    out["counterexamples"] = [_which(r) for r in sorted(
+        bad, key=lambda r: -r[key] / min(r["times_ns"]))[:10]]
+    return out
+
+
+def _which(r) -> dict:
+    return {"kernel": r.get("kernel"), "sizes": r.get("sizes"), "digest": r.get("digest"),
+            "bound_ns": r.get("bound_ns"), "min_ns": min(r["times_ns"]),
+            "bound_registers_ns": r.get("x_bound_registers_ns"),
+            "stage": (r.get("x_campaign") or {}).get("stage")
+            or ("search" if r.get("search") else None), "trail": r.get("trail")}
+
+
+def fig_5_1(rows) -> dict:
+    """measured (median) / bound, sorted, for the `ok` records; the share
+    within 10× beside the thesis's 70 % and the 90 % goal."""
+    ratios = sorted(r["median_ns"] / r["bound_ns"] for r in measured(rows)
+                    if r["status"] == "ok" and r.get("median_ns"))
+    within = sum(1 for x in ratios if x <= 10.0)
+    return {"ratios": ratios, "n": len(ratios),
+            "share_within_10x": within / len(ratios) if ratios else None,
+            "median_ratio": statistics.median(ratios) if ratios else None,
+            "thesis_share_within_10x": THESIS_FIG_5_1_WITHIN_10X,
+            "goal_share_within_10x": GOAL_WITHIN_10X}
+
+
+def statuses(rows, stage: str) -> dict:
+    """label -> {status: count} for one stage's records."""
+    out: dict = {}
+    for r in rows:
+        c = r.get("x_campaign") or {}
+        if c.get("stage") == stage:
+            d = out.setdefault(c.get("label"), {})
+            d[r["status"]] = d.get(r["status"], 0) + 1
+    return out
+
+
+def random_stage(rows) -> dict:
+    """Per kernel of the random stage: counts, best and median time, the
+    reference's median, and how many beat it."""
+    out = {}
+    by: dict = {}
+    for r in rows:
+        c = r.get("x_campaign") or {}
+        if c.get("stage") == "random":
+            by.setdefault(c.get("label"), []).append(r)
+    for label, rs in by.items():
+        ok = [r["median_ns"] for r in rs if r["status"] == "ok" and r.get("median_ns")]
+        refs = [r["reference_median_ns"] for r in rs if r.get("reference_median_ns")]
+        ref = statistics.median(refs) if refs else None
+        out[label] = {"records": len(rs), "ok": len(ok),
+                      "best_ns": min(ok) if ok else None,
+                      "median_ns": statistics.median(ok) if ok else None,
+                      "reference": next((r["reference"] for r in rs if r.get("reference")), None),
+                      "reference_median_ns": ref,
+                      "beat_reference": sum(1 for t in ok if ref and t < ref)}
+    return out
+
+
+def ptxas_facts(rows) -> dict:
+    """How many records carry ptxas facts, the share that spill, registers."""
+    fs = [r["x_ptxas"] for r in rows if r.get("x_ptxas")]
+    regs = [f["registers"] for f in fs]
+    spill = sum(1 for f in fs if f.get("spill_stores") or f.get("spill_loads"))
+    return {"records": len(fs), "spilling": spill,
+            "share_spilling": spill / len(fs) if fs else None,
+            "median_registers": statistics.median(regs) if regs else None,
+            "max_registers": max(regs) if regs else None,
+            "device_registers_differ": sum(
+                1 for r in rows if r.get("x_ptxas") and r.get("x_registers")
+                and r["x_registers"] != r["x_ptxas"]["registers"])}
+
+
+def table_6_2(state: dict, target: dict | None = None) -> list:
+    """The searches' best beside the reference and the thesis's Table 6.2
+    (speed-up = reference time / our time; the thesis's on a Quadro K4000)."""
+    from ..search.thesis import KERNELS, THESIS_6_2
+    res = ((state.get("stages") or {}).get("search") or {}).get("kernels") or {}
+    rows = []
+    for label in KERNELS:
+        got = res.get(label) or {}
+        ours, ref = got.get("best_ns"), got.get("reference_median_ns")
+        th_ours, th_ref = THESIS_6_2[label]
+        row = {"kernel": label, "best_ns": ours, "reference": got.get("reference"),
+               "reference_ns": ref, "speedup": ref / ours if ours and ref else None,
+               "evaluations": got.get("evaluations"), "sizes": got.get("sizes"),
+               "thesis_best_ns": th_ours, "thesis_reference_ns": th_ref,
+               "thesis_speedup": th_ref / th_ours}
+        if label == "axpy" and ours and got.get("sizes"):
+            n = got["sizes"].get("n", 0)
+            row["bytes_per_s"] = 12 * n / (ours * 1e-9)  # read x, y; write z
+            copy = ((target or {}).get("measured") or {}).get("dram_bytes_per_s")
+            if copy:
+                row["share_of_copy_bandwidth"] = row["bytes_per_s"] / copy
+        rows.append(row)
+    return rows
+
+
+GOALS = {"axpy": "≥ 90 % of the measured copy bandwidth", "matmul 256": "≥ 1.5× cuBLAS",
+         "matmul 1024": "≥ 0.85× cuBLAS"}
+
+
+# ---------------------------------------------------------------- figures
+def _svg(width, height, body, title) -> str:
+    return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
+            f"font-family='sans-serif' font-size='11'><rect width='100%' height='100%' "
+            f"fill='white'/><text x='{width / 2}' y='16' text-anchor='middle' "
+            f"font-size='13'>{html.escape(title)}</text>{body}</svg>\n")
+
+
+def _logscale(lo, hi, a, b):
+    lo, hi = math.log10(lo), math.log10(hi)
+    span = (hi - lo) or 1.0
+    return lambda v: a + (math.log10(v) - lo) / span * (b - a)
+
+
+def _decades(lo, hi):
+    return [10.0 ** e for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)]
+
+
+def cdf_svg(ratios, title="Fig. 5.1: CDF of measured / bound") -> str:
+    """Step CDF of `ratios` on a log x axis, with the 10× line."""
+    w, h, lm, r, t, b = 520, 300, 50, 20, 30, 40
+    if not ratios:
+        return _svg(w, h, f"<text x='{w / 2}' y='{h / 2}' text-anchor='middle'>no measured "
+                    "record</text>", title)
+    lo, hi = min(min(ratios), 1.0), max(max(ratios), 10.0)
+    ticks = _decades(lo, hi)
+    x = _logscale(ticks[0], ticks[-1], lm, w - r)
+
+    def y(v):
+        return h - b - v * (h - b - t)
+    pts, n = [], len(ratios)
+    for i, v in enumerate(ratios):
+        pts += [f"{x(v):.1f},{y(i / n):.1f}", f"{x(v):.1f},{y((i + 1) / n):.1f}"]
+    body = [f"<polyline fill='none' stroke='#1f77b4' stroke-width='1.5' points='{' '.join(pts)}'/>",
+            f"<line x1='{x(10):.1f}' y1='{t}' x2='{x(10):.1f}' y2='{h - b}' stroke='#d62728' "
+            "stroke-dasharray='4'/>",
+            f"<text x='{x(10) + 3:.1f}' y='{t + 12}' fill='#d62728'>10×</text>",
+            f"<line x1='{lm}' y1='{h - b}' x2='{w - r}' y2='{h - b}' stroke='black'/>",
+            f"<line x1='{lm}' y1='{t}' x2='{lm}' y2='{h - b}' stroke='black'/>",
+            f"<text x='{(lm + w - r) / 2}' y='{h - 8}' text-anchor='middle'>measured / bound"
+            "</text>"]
+    for v in ticks:
+        body.append(f"<text x='{x(v):.1f}' y='{h - b + 14}' text-anchor='middle'>{v:g}</text>")
+    for q in (0, 0.5, 1):
+        body.append(f"<text x='{lm - 4}' y='{y(q) + 4:.1f}' text-anchor='end'>{q:g}</text>")
+    return _svg(w, h, "".join(body), title)
+
+
+def scatter_svg(rows, title="bound against measured (fastest sample)") -> str:
+    """log-log scatter of bound against the fastest sample, with y = x."""
+    w, h, lm, r, t, b = 520, 360, 60, 20, 30, 40
+    pts = [(x["bound_ns"], min(x["times_ns"])) for x in measured(rows)]
+    if not pts:
+        return _svg(w, h, f"<text x='{w / 2}' y='{h / 2}' text-anchor='middle'>no measured "
+                    "record</text>", title)
+    lo = min(min(p) for p in pts)
+    hi = max(max(p) for p in pts)
+    ticks = _decades(lo, hi)
+    x = _logscale(ticks[0], ticks[-1], lm, w - r)
+    yy = _logscale(ticks[0], ticks[-1], h - b, t)
+    body = [f"<line x1='{x(ticks[0]):.1f}' y1='{yy(ticks[0]):.1f}' x2='{x(ticks[-1]):.1f}' "
+            f"y2='{yy(ticks[-1]):.1f}' stroke='#888' stroke-dasharray='4'/>"]
+    for bx, my in pts:
+        colour = "#d62728" if bx > my else "#1f77b4"
+        body.append(f"<circle cx='{x(bx):.1f}' cy='{yy(my):.1f}' r='2' fill='{colour}' "
+                    "fill-opacity='0.6'/>")
+    for v in ticks:
+        body.append(f"<text x='{x(v):.1f}' y='{h - b + 14}' text-anchor='middle'>{v:g}</text>")
+        body.append(f"<text x='{lm - 4}' y='{yy(v) + 4:.1f}' text-anchor='end'>{v:g}</text>")
+    body.append(f"<text x='{(lm + w - r) / 2}' y='{h - 8}' text-anchor='middle'>bound (ns); "
+                "red: above the measured time</text>")
+    return _svg(w, h, "".join(body), title)
+
+
+# ---------------------------------------------------------------- report
+def summarize(rows, state: dict, target: dict | None = None) -> dict:
+    fig = fig_5_1(rows)
+    return {"device": state.get("device"), "backend": state.get("backend"),
+            "quick": state.get("quick"), "runs": state.get("runs"),
+            "records": len(rows), "measured": len(measured(rows)),
+            "stages": {k: v.get("status") for k, v in (state.get("stages") or {}).items()},
+            "correctness": statuses(rows, "correctness"),
+            "soundness": soundness(rows),
+            "soundness_registers": soundness(rows, "x_bound_registers_ns"),
+            "fig_5_1": {k: v for k, v in fig.items() if k != "ratios"},
+            "random": random_stage(rows), "ptxas": ptxas_facts(rows),
+            "table_6_2": table_6_2(state, target)}
+
+
+def _ns(v) -> str:
+    if v is None:
+        return "—"
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if v >= scale:
+            return f"{v / scale:,.3g} {unit}"
+    return f"{v:,.3g} ns"
+
+
+def _pct(v) -> str:
+    return "—" if v is None else f"{100 * v:.1f} %"
+
+
+def markdown(s: dict) -> str:
+    lines = [f"# Campaign on {s['device']} ({s['backend']} backend)", "",
+             f"Runs: {', '.join(s.get('runs') or [])}."
+             + (" **Quick dry run: small sizes and counts.**" if s.get("quick") else ""), "",
+             "| stage | status |", "|---|---|"]
+    lines += [f"| {k} | {v} |" for k, v in s["stages"].items()]
+    lines += ["", "## Correctness against numpy (random fixed candidates, test sizes)", "",
+              "| kernel | " + " | ".join(_STATUS_COLS) + " |",
+              "|---|" + "---|" * len(_STATUS_COLS)]
+    for label, c in s["correctness"].items():
+        lines.append(f"| {label} | " + " | ".join(str(c.get(k, 0)) for k in _STATUS_COLS) + " |")
+    snd, sr = s["soundness"], s["soundness_registers"]
+    lines += ["", "## The bound against every measured time", "",
+              f"Bound ≤ fastest sample: **{snd['sound']} of {snd['records']}** "
+              f"({_pct(snd['share_sound'])}); worst bound / fastest: "
+              f"{snd['worst_ratio'] and round(snd['worst_ratio'], 3)}"
+              + (f" ({snd['worst']['kernel']} {snd['worst']['digest']})" if snd.get("worst")
+                 else "") + ".",
+              f"With ptxas registers in μ: {sr['sound']} of {sr['records']} "
+              f"({_pct(sr['share_sound'])}), worst "
+              f"{sr['worst_ratio'] and round(sr['worst_ratio'], 3)}.",
+              "", f"Fig. 5.1 ([fig_5_1.svg](fig_5_1.svg)): {_pct(s['fig_5_1']['share_within_10x'])}"
+              f" of {s['fig_5_1']['n']} implementations within 10× of their bound (thesis 70 %, "
+              "goal ≥ 90 %); median measured / bound "
+              f"{s['fig_5_1']['median_ratio'] and round(s['fig_5_1']['median_ratio'], 2)}. "
+              "Scatter: [bound_vs_measured.svg](bound_vs_measured.svg).", "",
+              "## Random implementations", "",
+              "| kernel | records | ok | best | median | reference | beat it |",
+              "|---|---|---|---|---|---|---|"]
+    for label, x in s["random"].items():
+        lines.append(f"| {label} | {x['records']} | {x['ok']} | {_ns(x['best_ns'])} | "
+                     f"{_ns(x['median_ns'])} | {x['reference']} {_ns(x['reference_median_ns'])} "
+                     f"| {x['beat_reference']} |")
+    lines += ["", "## Table 6.2: search against the reference, beside the thesis", "",
+              "| kernel | evaluations | ours | reference | speed-up | thesis (K4000) | goal |",
+              "|---|---|---|---|---|---|---|"]
+    for r in s["table_6_2"]:
+        speedup = "—" if r["speedup"] is None else f"{r['speedup']:.2f}×"
+        extra = (f" ({_pct(r['share_of_copy_bandwidth'])} of copy bandwidth)"
+                 if r.get("share_of_copy_bandwidth") else "")
+        lines.append(f"| {r['kernel']} | {r['evaluations'] or '—'} | {_ns(r['best_ns'])} | "
+                     f"{_ns(r['reference_ns'])} | "
+                     f"{speedup}{extra} | "
+                     f"{_ns(r['thesis_best_ns'])} vs {_ns(r['thesis_reference_ns'])}: "
+                     f"{r['thesis_speedup']:.2f}× | {GOALS.get(r['kernel'], '')} |")
+    p = s["ptxas"]
+    lines += ["", "## ptxas", "", f"{p['records']} records carry ptxas facts; "
+              f"{p['spilling']} spill ({_pct(p['share_spilling'])}); median registers "
+              f"{p['median_registers']}, max {p['max_registers']}; the device's register count "
+              f"differs from ptxas's on {p['device_registers_differ']}.", ""]
+    return "\n".join(lines)
+
+
+_STATUS_COLS = ("ok", "wrong_result", "compile_error", "launch_error", "timeout", "no_device")
+
+
+def write_report(out: Path, state: dict) -> dict:
+    """report.md, summary.json, fig_5_1.svg, bound_vs_measured.svg in `out`."""
+    out = Path(out)
+    rows = RecordStore(out / "records.jsonl").rows()
+    tpath = out / "target.json"
+    target = json.loads(tpath.read_text()) if tpath.exists() else None
+    s = summarize(rows, state, target)
+    s["written"] = _dt.datetime.now(_dt.UTC).isoformat()
+    (out / "summary.json").write_text(json.dumps(s, indent=1, default=str) + "\n")
+    (out / "report.md").write_text(markdown(s))
+    (out / "fig_5_1.svg").write_text(cdf_svg(fig_5_1(rows)["ratios"]))
+    (out / "bound_vs_measured.svg").write_text(scatter_svg(rows))
+    return s
+
+
+__all__ = ["cdf_svg", "fig_5_1", "markdown", "measured", "ptxas_facts", "random_stage",
+           "scatter_svg", "soundness", "statuses", "summarize", "table_6_2", "write_report"]

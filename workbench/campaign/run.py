@@ -1,0 +1,556 @@
+"""The measurement campaign (issue 21): everything a GPU must show, from one
+command, in the order that puts the most valuable data first, within a time
+budget, resumable.
+
+Stages (each skipped when a previous run of the same folder finished it,
+each resumed from the records when it was cut off):
+
+1. `calibration` — `runtime.calibrate` writes `targets/<device>.json`
+   (CUDA); the bound of every later record uses it.
+2. `correctness` — `n_correct` random fixed candidates per thesis kernel
+   (at the test sizes, `kernels.linalg.SMALL_SIZES`) run and checked against
+   numpy; a failure keeps its CUDA in the record (`x_code`).
+3. `random` — `n_random` random implementations of matmul 256×256×32 and
+   axpy 2^26, interleaved, with their bounds and the reference library's
+   time (cuBLAS / CuPy; numpy on the CPU).
+4. `search` — a TAG search per thesis kernel at the thesis's sizes
+   (Table 6.2), its best time beside the reference.
+5. `report` — `report.md`, `summary.json` and SVG figures (Fig. 5.1, bound
+   against measured), the soundness count over every measured record.
+
+Every measurement is a record of the store (`records.jsonl` in the output
+folder) appended as it comes, tagged `x_campaign` = {stage, label, seed};
+a search's records carry their `search.id` (`campaign-<label>`). The
+folder's `campaign.json` says which stages finished. Each record also
+carries what ptxas says of its CUDA (`x_ptxas`: registers, spills, shared
+and local memory, where nvcc exists), the occupancy that allows
+(`x_occupancy`) and the bound with those registers in μ
+(`x_bound_registers_ns`, `model.registers`).
+
+Random candidates are drawn in worker processes while the device measures
+(the descents are the slow part); a candidate whose bound already exceeds
+the stage's time limit is not run (status `timeout`, no sample: the bound
+proves it would exceed the limit).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import dataclasses
+import datetime as _dt
+import json
+import multiprocessing
+import os
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..candidate import Candidate
+from ..errors import WorkbenchError
+from ..kernels import build_kernel
+from ..kernels.linalg import SMALL_SIZES
+from ..paths import data_dir
+from ..runtime.records import RecordStore
+
+STAGES = ("calibration", "correctness", "random", "search", "report")
+# share of the remaining time each measuring stage may take
+SHARES = {"correctness": 0.2, "random": 0.35, "search": 0.4}
+
+# the thesis kernels: label -> (builder, thesis sizes) (search.thesis.KERNELS)
+CORRECTNESS_KERNELS = ("axpy", "matmul", "strided_matmul", "batched_matmul", "reuse_matmul")
+RANDOM_KERNELS = {"matmul 256": ("matmul", {"m": 256, "n": 256, "k": 32}),
+                  "axpy 2^26": ("axpy", {"n": 2 ** 26})}
+QUICK_RANDOM = {"matmul 256": ("matmul", {"m": 16, "n": 16, "k": 8}),
+                "axpy 2^26": ("axpy", {"n": 256})}
+QUICK_SEARCH = ("axpy", "matmul 256")
+QUICK_CORRECTNESS = ("axpy", "matmul")
+
+
+@dataclass
+class CampaignOptions:
+    backend: str = "cuda"
+    minutes: float = 25.0
+    out: Path | None = None  # default: data/gpu/<device>/
+    quick: bool = False  # small sizes and counts: the CPU dry run of the test suite
+    seed: int = 0
+    workers: int | None = None  # drawing processes; None: one per core but one; 0: inline
+    n_correct: int = 50
+    n_random: int = 1000
+    search_budget: int = 100_000  # evaluations per kernel (time is the real limit)
+    samples: int = 10
+    limit_s: float = 0.2  # a run longer than this is not sampled again (status timeout)
+    arch: str | None = None  # ptxas architecture; default: the device's, else sm_90
+    thesis_kernels: tuple = ()  # labels of search.thesis.KERNELS; default: all
+    correctness_kernels: tuple = CORRECTNESS_KERNELS  # builders, at SMALL_SIZES
+    drawn: Path | None = None  # cache of drawn trails; default data/campaign/drawn/
+
+    def __post_init__(self):
+        if self.quick:  # every stage, the fewest candidates that exercise it
+            self.n_correct = min(self.n_correct, 1)
+            self.n_random = min(self.n_random, 2)
+            self.search_budget = min(self.search_budget, 2)
+            self.thesis_kernels = tuple(self.thesis_kernels or QUICK_SEARCH)
+            if self.correctness_kernels == CORRECTNESS_KERNELS:
+                self.correctness_kernels = QUICK_CORRECTNESS
+
+
+@dataclass
+class Campaign:
+    options: CampaignOptions
+    out: Path
+    backend: object
+    device: str
+    store: RecordStore
+    deadline: float
+    state: dict = field(default_factory=dict)
+    log: list = field(default_factory=list)
+
+    # ------------------------------------------------------------ state
+    @property
+    def state_path(self) -> Path:
+        return self.out / "campaign.json"
+
+    def save(self) -> None:
+        self.state_path.write_text(json.dumps(self.state, indent=1, default=str) + "\n")
+
+    def note(self, text: str) -> None:
+        self.log.append(f"{time.strftime('%H:%M:%S')} {text}")
+        if self.options.backend == "cuda" or os.environ.get("WORKBENCH_CAMPAIGN_VERBOSE"):
+            print(self.log[-1], flush=True)
+
+    def left_s(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def stage_deadline(self, stage: str) -> float:
+        """This stage's share of the time left (report reserve kept aside)."""
+        later = [s for s in SHARES if STAGES.index(s) >= STAGES.index(stage)
+                 and not self.done(s)]
+        reserve = 5.0 if self.options.quick else 45.0
+        left = max(0.0, self.left_s() - reserve)
+        share = SHARES[stage] / sum(SHARES[s] for s in later)
+        return time.monotonic() + left * share
+
+    def done(self, stage: str) -> bool:
+        return self.state.get("stages", {}).get(stage, {}).get("status") == "done"
+
+    def finish(self, stage: str, status: str, t0: float, **summary) -> None:
+        entry = self.state.setdefault("stages", {}).setdefault(stage, {})
+        entry.update(status=status, elapsed_s=round(entry.get("elapsed_s", 0.0)
+                                                    + time.monotonic() - t0, 2), **summary)
+        self.save()
+        self.note(f"{stage}: {status}")
+
+    # ------------------------------------------------------------ records
+    def tagged(self, stage: str) -> dict:
+        """(label, seed) -> row for the stage's records already in the store."""
+        out = {}
+        for r in self.store.rows():
+            c = r.get("x_campaign") or {}
+            if c.get("stage") == stage:
+                out[(c.get("label"), c.get("seed"))] = r
+        return out
+
+
+# ---------------------------------------------------------------- drawing
+def _draw(job) -> list:
+    """Worker: random fixed candidates of one kernel, one per seed, as trails."""
+    from ..descent import random_fixed
+    builder, sizes, seeds = job
+    root = Candidate.root(build_kernel(builder, sizes))
+    out = []
+    for seed in seeds:
+        try:
+            cand = random_fixed(root, random.Random(seed))
+            out.append((seed, [d.to_dict() for d in cand.trail], None))
+        except WorkbenchError as exc:  # every attempt died: the seed is reported, not fatal
+            out.append((seed, None, f"{type(exc).__name__}: {exc}"))
+    return out
+
+
+def _jobs(builder: str, sizes: dict, seeds: list, chunk: int) -> list:
+    return [(builder, sizes, seeds[i:i + chunk]) for i in range(0, len(seeds), chunk)]
+
+
+def _pool(workers: int | None):
+    n = max(1, (os.cpu_count() or 2) - 1) if workers is None else workers
+    if n == 0:
+        return None
+    # spawn: the parent may hold a CUDA context, which a forked child must not inherit
+    return cf.ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"))
+
+
+class DrawnCache:
+    """Trails of random fixed candidates already drawn, one JSON-lines file
+    per kernel spec and space text ({"seed", "trail"} per line), so a
+    campaign (or `campaign --draw-only` on a machine without a GPU, ahead of
+    one) pays each descent once. A trail the engine no longer accepts is
+    drawn afresh."""
+
+    def __init__(self, folder: Path):
+        self.folder = Path(folder)
+
+    def path(self, builder: str, sizes: dict) -> Path:
+        import hashlib
+
+        from ..space.space import load_space
+        space = build_kernel(builder, sizes).space
+        key = json.dumps([builder, sizes, load_space(space).text], sort_keys=True)
+        return self.folder / f"{builder}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.jsonl"
+
+    def load(self, builder: str, sizes: dict) -> dict:
+        p = self.path(builder, sizes)
+        if not p.exists():
+            return {}
+        out = {}
+        for line in p.read_text().splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut by a kill: that seed is drawn again
+            out[row["seed"]] = row["trail"]
+        return out
+
+    def add(self, builder: str, sizes: dict, seed: int, trail: list) -> None:
+        p = self.path(builder, sizes)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        with p.open("a") as fh:
+            fh.write(json.dumps({"seed": seed, "trail": trail}) + "\n")
+
+
+def _drawn(pool, jobs, cache: DrawnCache | None = None):
+    """(seed, trail, error) as they come: cached trails first, then from the
+    pool or this process (each new trail added to the cache)."""
+    cached = cache.load(*jobs[0][:2]) if cache is not None and jobs else {}
+    todo = []
+    for builder, sizes, seeds in jobs:
+        for seed in seeds:
+            if seed in cached:
+                yield seed, cached[seed], None
+        rest = [x for x in seeds if x not in cached]
+        if rest:
+            todo.append((builder, sizes, rest))
+
+    def fresh():
+        if pool is None:
+            for job in todo:
+                yield from _draw(job)
+            return
+        futs = [pool.submit(_draw, j) for j in todo]
+        try:
+            for f in cf.as_completed(futs):
+                yield from f.result()
+        finally:
+            for f in futs:
+                f.cancel()
+    for seed, trail, err in fresh():
+        if trail is not None and cache is not None:
+            cache.add(todo[0][0], todo[0][1], seed, trail)
+        yield seed, trail, err
+
+
+# ---------------------------------------------------------------- measuring
+def _bound_target(backend):
+    return getattr(backend, "bound_target", backend.target)
+
+
+def _facts(camp: Campaign, gens) -> dict:
+    """ptxas facts per kernel name (empty without nvcc)."""
+    from ..codegen.compile import CompileError, nvcc_path, ptxas_report
+    if nvcc_path() is None or not gens:
+        return {}
+    try:
+        rep = ptxas_report(gens, camp.options.arch or _arch(camp.backend))
+    except (CompileError, OSError) as exc:
+        camp.note(f"ptxas: {exc}")
+        return {}
+    return rep.facts
+
+
+def _arch(backend) -> str:
+    cp = getattr(backend, "cp", None)
+    if cp is not None:
+        return f"sm_{cp.cuda.Device().compute_capability}"
+    return "sm_90"
+
+
+def measure(camp: Campaign, stage: str, items: list) -> list:
+    """Measure fixed candidates of one kernel; items: (label, seed, cand).
+    Records (tagged, with ptxas facts and the register bound) are appended
+    to the store and returned."""
+    from ..codegen import generate
+    from ..codegen.compile import occupancy
+    from ..model import bound
+    from ..model.registers import bound_with_registers
+    from ..runtime.evaluator import _record, evaluate
+    if not items:
+        return []
+    o, be = camp.options, camp.backend
+    target = _bound_target(be)
+    gens = [generate(c, f"wb_{stage}_{i}") for i, (_, _, c) in enumerate(items)]
+    facts = _facts(camp, gens)
+    run, skipped = [], []
+    for i, (label, seed, cand) in enumerate(items):
+        b = bound(cand, target).value_ns
+        (skipped if b > o.limit_s * 1e9 else run).append((i, label, seed, cand, b))
+    recs = evaluate([c for _, _, _, c, _ in run], be, store=None, samples=o.samples,
+                    timeout_s=o.limit_s, seed=o.seed) if run else []
+    kernel = items[0][2].problem.root_problem.kernel
+    now = _dt.datetime.now(_dt.UTC).isoformat()
+    for _, _, _, cand, b in skipped:
+        recs.append(_record(kernel, be, None, now, trail=[d.to_dict() for d in cand.trail],
+                            digest=cand.digest(), status="timeout",
+                            message=f"not run: its bound {b / 1e9:.3g} s exceeds the stage's "
+                                    f"limit of {o.limit_s} s", verified=None, times_ns=[],
+                            median_ns=None, ratio_to_reference=None, bound_ns=b,
+                            bound_reason="above the limit"))
+    order = [i for i, *_ in run] + [i for i, *_ in skipped]
+    out = []
+    for i, rec in zip(order, recs):
+        label, seed, cand = items[i]
+        g = gens[i]
+        extra = dict(rec.extra)
+        extra["campaign"] = {"stage": stage, "label": label, "seed": seed}
+        f = facts.get(g.name)
+        if f is not None:
+            extra["ptxas"] = f
+            extra["occupancy"] = occupancy(f, g.launch, kernel.target.name)
+        regs = extra.get("registers") or (f or {}).get("registers")
+        if regs and getattr(be, "name", "") == "cuda":
+            try:
+                extra["bound_registers_ns"] = bound_with_registers(cand, regs, target).value_ns
+            except WorkbenchError as exc:
+                extra["bound_registers_error"] = str(exc)
+        if rec.status not in ("ok", "timeout"):
+            extra["code"] = g.cuda  # failures keep their code
+        out.append(dataclasses.replace(rec, extra=extra))
+    camp.store.append(out)
+    return out
+
+
+# ---------------------------------------------------------------- stages
+def stage_calibration(camp: Campaign) -> None:
+    t0 = time.monotonic()
+    if camp.options.backend != "cuda":
+        camp.finish("calibration", "done", t0, target=camp.backend.target,
+                    note="no GPU calibration on the CPU backend: its bound uses the "
+                         f"{camp.backend.target} table")
+        return
+    from ..runtime.calibrate import calibrate
+    from ..runtime.cuda import CudaBackend
+    path = calibrate()
+    (camp.out / "target.json").write_text(path.read_text())
+    camp.backend = CudaBackend()  # picks the calibrated table for its bound
+    camp.finish("calibration", "done", t0, target=camp.backend.target, path=str(path))
+
+
+def stage_draw_and_measure(camp: Campaign, stage: str, kernels: dict, n: int,
+                           pool) -> None:
+    """Draw `n` random fixed candidates per kernel (label -> (builder,
+    sizes)), measure them in batches as they come, interleaving kernels."""
+    t0 = time.monotonic()
+    end = camp.stage_deadline(stage)
+    have = camp.tagged(stage)
+    o = camp.options
+    per_label = {}
+    for label, (builder, sizes) in kernels.items():
+        seeds = [o.seed * 1_000_003 + s for s in range(n)
+                 if (label, o.seed * 1_000_003 + s) not in have]
+        per_label[label] = (builder, sizes, seeds)
+    cache = DrawnCache(o.drawn or data_dir() / "campaign" / "drawn")
+    streams = {label: _drawn(pool, _jobs(b, s, seeds, 2 if o.quick else 4), cache)
+               for label, (b, s, seeds) in per_label.items() if seeds}
+    batch = 2 if o.quick else 8
+    measured = {label: 0 for label in kernels}
+    draw_errors: list = []
+    cut = False
+    while streams and not cut:
+        for label in list(streams):
+            if time.monotonic() > end:
+                cut = True
+                break
+            builder, sizes, _ = per_label[label]
+            root = Candidate.root(build_kernel(builder, sizes))
+            items = []
+            for seed, trail, err in streams[label]:
+                cand = None
+                if trail is not None:
+                    try:
+                        cand = Candidate.replay(root.kernel, trail)
+                    except WorkbenchError as exc:  # a cached trail the engine now refuses
+                        trail, err = None, f"replay: {exc}"
+                if cand is None:
+                    draw_errors.append(f"{label} seed {seed}: {err}")
+                else:
+                    items.append((label, seed, cand))
+                if len(items) >= batch:
+                    break
+            else:
+                del streams[label]
+            measure(camp, stage, items)
+            measured[label] += len(items)
+    for s in streams.values():
+        s.close()
+    rows = camp.tagged(stage)
+    counts: dict = {}
+    for (label, _), r in rows.items():
+        c = counts.setdefault(label, {})
+        c[r["status"]] = c.get(r["status"], 0) + 1
+    complete = all(sum(counts.get(label, {}).values()) >= n for label in kernels)
+    camp.finish(stage, "done" if complete else "partial", t0, statuses=counts,
+                draw_errors=draw_errors[-10:], wanted_per_kernel=n)
+
+
+def _search_workers(o: CampaignOptions) -> int:
+    """Rollout workers of a search: none in the quick run, else a dask
+    LocalCluster where `distributed` imports (one per core but one)."""
+    if o.quick:
+        return 0
+    if o.workers is not None:
+        return o.workers
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        return 0
+    return max(1, (os.cpu_count() or 2) - 1)
+
+
+def stage_search(camp: Campaign) -> None:
+    from ..search import TAG, Search
+    from ..search import thesis as th
+    t0 = time.monotonic()
+    o = camp.options
+    labels = list(o.thesis_kernels or th.KERNELS)
+    results = camp.state.setdefault("stages", {}).setdefault("search", {}).get("kernels", {})
+    todo = [x for x in labels if not results.get(x, {}).get("finished")]
+    end = camp.stage_deadline("search")
+    rows = camp.store.rows()
+    for i, label in enumerate(todo):
+        time_s = max(1.0, (end - time.monotonic()) / (len(todo) - i))
+        if time.monotonic() > end and not o.quick:
+            break
+        builder, sizes = th.KERNELS[label]
+        if o.quick:
+            sizes = SMALL_SIZES[builder]
+        root = Candidate.root(build_kernel(builder, sizes))
+        sid = f"campaign-{label.replace(' ', '_')}-{o.seed}"
+        resume = sid if any((r.get("search") or {}).get("id") == sid for r in rows) else None
+        s = Search(root, camp.backend.name, budget=o.search_budget, time_s=time_s,
+                   policy=TAG(), workers=_search_workers(o), store=camp.store,
+                   search_id=sid, resume=resume, seed=o.seed, samples=o.samples,
+                   timeout_s=o.limit_s)
+        s.backend = camp.backend  # the campaign's (calibrated) backend instance
+        out = s.run()
+        best = out.get("best_ns")
+        ref = out.get("reference_median_ns")
+        results[label] = {"search_id": sid, "evaluations": out["evaluations"],
+                          "best_ns": best, "reference": out.get("reference"),
+                          "reference_median_ns": ref,
+                          "speedup_vs_reference": ref / best if best and ref else None,
+                          "stopped": out["stopped"], "sizes": sizes,
+                          "finished": out["stopped"] in ("budget", "exhausted: every branch "
+                                                         "was cut")}
+        camp.state["stages"]["search"]["kernels"] = results
+        camp.save()
+        camp.note(f"search {label}: {out['evaluations']} evaluations, best {best} ns")
+    complete = all(results.get(x, {}).get("finished") for x in labels)
+    camp.finish("search", "done" if complete else "partial", t0, kernels=results)
+
+
+def stage_report(camp: Campaign) -> dict:
+    from .report import write_report
+    t0 = time.monotonic()
+    summary = write_report(camp.out, camp.state)
+    camp.finish("report", "done", t0, report=str(camp.out / "report.md"))
+    return summary
+
+
+# ---------------------------------------------------------------- entry
+def _backend(name: str):
+    from ..runtime.backend import get_backend
+    be = get_backend(name)
+    if name == "cuda" and getattr(be, "cp", None) is None:
+        from ..runtime.cuda import NO_DEVICE
+        raise WorkbenchError(f"campaign --backend cuda: {NO_DEVICE}")
+    return be
+
+
+def draw_ahead(options: CampaignOptions | None = None, **changes) -> dict:
+    """Draw (and cache) the random candidates of the correctness and random
+    stages without measuring anything: run it on any machine before a GPU
+    session, commit data/campaign/drawn/, and the GPU's minutes go to
+    measuring. Returns, per kernel, how many trails the cache holds."""
+    o = dataclasses.replace(options or CampaignOptions(), **changes)
+    cache = DrawnCache(o.drawn or data_dir() / "campaign" / "drawn")
+    deadline = time.monotonic() + o.minutes * 60
+    plan = [(b, SMALL_SIZES[b], o.n_correct) for b in o.correctness_kernels]
+    plan += [(b, sz, o.n_random) for b, sz in (QUICK_RANDOM if o.quick
+                                              else RANDOM_KERNELS).values()]
+    pool = _pool(0 if o.quick and o.workers is None else o.workers)
+    out = {}
+    try:
+        for builder, sizes, n in plan:
+            seeds = [o.seed * 1_000_003 + s for s in range(n)]
+            stream = _drawn(pool, _jobs(builder, sizes, seeds, 2 if o.quick else 4), cache)
+            for _ in stream:
+                if time.monotonic() > deadline:
+                    break
+            stream.close()
+            out[f"{builder} {json.dumps(sizes, sort_keys=True)}"] = len(cache.load(builder,
+                                                                                   sizes))
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    return {"drawn": out, "cache": str(cache.folder)}
+
+
+def default_out(backend) -> Path:
+    from ..runtime.cuda import slug
+    if backend.name == "cuda":
+        return data_dir() / "gpu" / slug(backend.device)
+    return data_dir() / "campaign-cpu"
+
+
+def run_campaign(options: CampaignOptions | None = None, **changes) -> dict:
+    """Run (or resume) the campaign; returns the report's summary (also in
+    `<out>/summary.json`)."""
+    o = dataclasses.replace(options or CampaignOptions(), **changes)
+    be = _backend(o.backend)
+    out = Path(o.out) if o.out else default_out(be)
+    out.mkdir(parents=True, exist_ok=True)
+    camp = Campaign(o, out, be, be.device, RecordStore(out / "records.jsonl"),
+                    time.monotonic() + o.minutes * 60)
+    if camp.state_path.exists():
+        camp.state = json.loads(camp.state_path.read_text())
+        camp.state.setdefault("runs", []).append(_dt.datetime.now(_dt.UTC).isoformat())
+    else:
+        camp.state = {"device": be.device, "backend": be.name, "quick": o.quick,
+                      "runs": [_dt.datetime.now(_dt.UTC).isoformat()], "stages": {}}
+    camp.state["options"] = {k: (str(v) if isinstance(v, Path) else v)
+                             for k, v in dataclasses.asdict(o).items()}
+    camp.state["stages"].pop("report", None)  # always redrawn
+    camp.save()
+    sizes = {k: SMALL_SIZES[k] for k in o.correctness_kernels}
+    pool = _pool(0 if o.quick and o.workers is None else o.workers)
+    try:
+        if not camp.done("calibration"):
+            stage_calibration(camp)
+        if not camp.done("correctness"):
+            stage_draw_and_measure(camp, "correctness",
+                                   {k: (k, s) for k, s in sizes.items()}, o.n_correct, pool)
+        if not camp.done("random"):
+            stage_draw_and_measure(camp, "random", QUICK_RANDOM if o.quick else RANDOM_KERNELS,
+                                   o.n_random, pool)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    if not camp.done("search"):
+        stage_search(camp)
+    summary = stage_report(camp)
+    summary["out"] = str(out)
+    summary["stages"] = {k: v.get("status") for k, v in camp.state["stages"].items()}
+    return summary
+
+
+__all__ = ["STAGES", "Campaign", "CampaignOptions", "DrawnCache", "default_out", "draw_ahead",
+           "measure", "run_campaign"]
