@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 
-.PHONY: lab test audit bench clean
+.PHONY: lab test audit bench gpu clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,16 @@ test: $(VENV)/.test
 # examples of every law.
 audit: $(VENV)/.test
 	$(BIN)/python -m pytest -n 2 --dist loadfile --audit -m "audit or drawn or law" --durations=15
+
+# The GPU campaign (issue 21), the first thing to run on a machine with an NVIDIA
+# GPU: CuPy for the CUDA that nvcc reports, then `campaign --backend cuda` within
+# MINUTES; its data lands in data/gpu/<device>/ (commit it).
+MINUTES ?= 25
+CUDA_MAJOR = $(shell nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9]*\)\..*/\1/p')
+gpu: $(VENV)/.test
+	@$(BIN)/python -c "import cupy" 2>/dev/null || $(BIN)/python -m pip install --quiet \
+		cupy-cuda$(or $(CUDA_MAJOR),12)x || echo "CuPy not installed: the campaign will say no device"
+	$(BIN)/python -m workbench campaign --backend cuda --minutes $(MINUTES)
 
 bench: $(VENV)/.test
 	$(BIN)/python benchmarks/bench_propagation.py

@@ -205,13 +205,26 @@ def cmd_codegen(args) -> int:
     from .codegen import generate
     cand = load_fixed(args)
     g = generate(cand, "kernel")
+    res = _resources(g, cand)
     if args.json:
-        print(json.dumps({"cuda": g.cuda, "c": g.c, "launch": g.launch,
+        print(json.dumps({"cuda": g.cuda, "c": g.c, "launch": g.launch, "resources": res,
                           "candidate": json.loads(cand.to_json())}))
     else:
         print(g.cuda)
         print(f"// launch: {json.dumps(g.launch)}")
+        print(f"// resources: {json.dumps(res)}")
     return 0
+
+
+def _resources(g, cand) -> dict:
+    """ptxas facts and occupancy of generated code (issue 21), or why none."""
+    from .codegen.compile import CompileError, nvcc_path, resources
+    if nvcc_path() is None:
+        return {"error": "nvcc is not on PATH: no ptxas report"}
+    try:
+        return resources(g, cand.kernel.target.name)
+    except CompileError as exc:
+        return {"error": str(exc)[-2000:]}
 
 
 def _bound_args(p) -> None:
@@ -283,6 +296,41 @@ def cmd_calibrate(args) -> int:
     from .runtime.calibrate import calibrate, calibrate_cpu
     path = calibrate_cpu(args.out) if args.backend == "cpu" else calibrate(args.out)
     _emit({"target": path.stem, "path": str(path)}, args.json)
+    return 0
+
+
+def _campaign_args(p) -> None:
+    p.add_argument("--backend", choices=("cuda", "cpu"), default="cuda")
+    p.add_argument("--minutes", type=float, default=25.0, help="time budget (default 25)")
+    p.add_argument("--out", default=None,
+                   help="campaign folder (default data/gpu/<device>/; cpu: data/campaign-cpu/)")
+    p.add_argument("--quick", action="store_true",
+                   help="small sizes and counts: the dry run the test suite makes")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--workers", type=int, default=None,
+                   help="processes drawing candidates (default one per core but one; 0: none)")
+    p.add_argument("--draw-only", action="store_true",
+                   help="only draw and cache the random candidates (data/campaign/drawn/), "
+                        "on any machine, ahead of a GPU session")
+    p.add_argument("--json", action="store_true")
+
+
+@subcommand("campaign", "everything a GPU must show, from one command: calibration, "
+                        "correctness, bound against measured, random implementations, "
+                        "TAG searches, a report in data/gpu/<device>/ (budgeted, resumable)",
+            _campaign_args)
+def cmd_campaign(args) -> int:
+    from .campaign import draw_ahead, run_campaign
+    opts = {"backend": args.backend, "minutes": args.minutes, "quick": args.quick,
+            "seed": args.seed, "workers": args.workers,
+            "out": Path(args.out) if args.out else None}
+    out = draw_ahead(**opts) if args.draw_only else run_campaign(**opts)
+    if args.json:
+        print(json.dumps(out, default=str))
+    else:
+        for k in ("out", "stages", "soundness", "fig_5_1", "drawn", "cache"):
+            if k in out:
+                print(f"{k}: {json.dumps(out[k], default=str)[:400]}")
     return 0
 
 
