@@ -1,5 +1,7 @@
 """The CUDA backend: the generated CUDA compiled with CuPy (NVRTC through
-`RawModule`), launched with the generated grid and block, timed with CUDA
+`RawModule`) — or, where nvcc exists, a whole batch at once by nvcc for the
+device's architecture with `ptxas -v`, whose facts go into the records as
+`x_ptxas` — launched with the generated grid and block, timed with CUDA
 events after a warm-up, the L2 flushed between runs (a buffer twice the L2
 size is rewritten), every sample kept. cuBLAS (`cupy.matmul`) or a CuPy
 elementwise expression is the reference timing. Without CuPy or a GPU every
@@ -10,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..codegen import generate
-from ..codegen.compile import CompileError, compile_cuda
+from ..codegen.compile import CompileError, compile_cuda, nvcc_path, ptxas_report
 from ..errors import WorkbenchError
 from ..target import available_targets
 from .backend import TOLERANCE, Measurement, Reference, max_error
@@ -45,6 +47,7 @@ class CudaBackend:
     def __init__(self):
         self.cp = cupy_module()
         self.device, self.driver, self.target = "none", "", "h200"
+        self._cubins: dict = {}  # cubin path -> loaded module
         if self.cp is not None:
             props = self.cp.cuda.runtime.getDeviceProperties(0)
             self.device = props["name"].decode()
@@ -67,10 +70,11 @@ class CudaBackend:
         dev_in = {a.name: cp.asarray(inputs[a.name]) for a in kernel.inputs()}
         dev_out = {a.name: cp.empty(a.length, cp.float32) for a in kernel.outputs()}
         flush = cp.empty(2 * self.l2_bytes // 4, cp.float32)
+        built = self._prebuild(cands)
         results = []
         for i, cand in enumerate(cands):
             results.append(self._one(kernel, cand, f"wb_{i}", inputs, expected, dev_in,
-                                     dev_out, flush, samples, timeout_s))
+                                     dev_out, flush, samples, timeout_s, built))
         ref = self._reference(kernel, inputs, flush, samples)
         return results, ref
 
@@ -89,17 +93,58 @@ class CudaBackend:
             times.append(cp.cuda.get_elapsed_time(start, stop) * 1e6)
         return times
 
+    def _prebuild(self, cands) -> dict:
+        """All candidates' CUDA compiled at once by nvcc for this device
+        (parallel jobs, `ptxas -v`): name -> (cubin path, ptxas facts), or
+        name -> nvcc's message for a kernel that does not compile. Empty
+        without nvcc: each kernel then goes through NVRTC alone."""
+        if nvcc_path() is None or not cands:
+            return {}
+        gens = []
+        for i, cand in enumerate(cands):
+            try:
+                gens.append(generate(cand, f"wb_{i}"))
+            except WorkbenchError:
+                continue  # _one reports it
+        arch = f"sm_{self.cp.cuda.Device().compute_capability}"
+        try:
+            rep = ptxas_report(gens, arch)
+        except (CompileError, OSError):
+            return {}
+        out: dict = {n: (rep.cubins[n], rep.facts[n]) for n in rep.cubins}
+        out.update(rep.errors)
+        return out
+
+    def _function(self, g, built: dict):
+        """The compiled kernel of `g`: from the batch's cubin when there is
+        one (with its ptxas facts), else NVRTC; raises CompileError when nvcc
+        refused it."""
+        got = built.get(g.name)
+        if isinstance(got, str):
+            raise CompileError(f"nvcc failed:\n{got}")
+        if got is not None:
+            path, facts = got
+            try:
+                if path not in self._cubins:
+                    self._cubins[path] = self.cp.RawModule(path=str(path))
+                return self._cubins[path].get_function(g.name), facts
+            except Exception:  # noqa: BLE001 - an unloadable cubin: NVRTC instead
+                pass
+        return self._module(g.cuda).get_function(g.name), None
+
     def _one(self, kernel, cand, name, inputs, expected, dev_in, dev_out, flush, samples,
-             timeout_s):
+             timeout_s, built=None):
         cp = self.cp
         try:
             g = generate(cand, name)
-            fn = self._module(g.cuda).get_function(name)
+            fn, facts = self._function(g, built or {})
             dyn = g.launch.get("dynamic_shared_bytes", 0)
             if dyn:  # above 48 KB a kernel must opt in to its dynamic shared memory
                 fn.max_dynamic_shared_size_bytes = dyn
             extra = {"registers": fn.num_regs, "shared_bytes": fn.shared_size_bytes + dyn,
                      "local_bytes": fn.local_size_bytes}
+            if facts is not None:
+                extra["ptxas"] = facts
         except (WorkbenchError, CompileError, cp.cuda.compiler.CompileException) as exc:
             return Measurement("compile_error", message=str(exc))
         args = [dev_in[a.name] if a.role == "input" else dev_out[a.name]
