@@ -157,3 +157,58 @@ def test_records_of_a_killed_search_survive_and_resume(tmp_path):
     assert out.returncode == 0, out.stderr
     after = RecordStore(store).rows()
     assert after[:len(rows)] == rows and len(after) > len(rows)
+
+
+# --------------------------------------------------------- snippet sandbox
+def _snip(text: str):
+    from workbench.space.lexer import Source
+    from workbench.space.snippet import parse_snippet
+    src = Source(f'"{text}"')
+    return parse_snippet(src, 1, len(src.text) - 1)
+
+
+@pytest.fixture(scope="module")
+def axpy_env():
+    k = wb.kernels.axpy(64)
+    return {"fun": k, "i": k.instructions()[0], "lhs": k.dims()[0]}
+
+
+@pytest.mark.parametrize("text, match", [
+    ("'x'.encode('{0.__class__.__init__.__globals__}'.format($lhs))", "no method"),
+    ("'{0}'.format($lhs)", "no method"),
+    ("'x'.ljust(1000000000000)", "no method"),
+    ("$i.operands.clear()", "not declared"),
+    ("$fun.copy()", "not declared"),
+    ("$fun.target.raw", "not declared"),
+    ("$fun.inst", "not declared"),
+    ("'x' * 1000000000000", "takes numbers"),
+    ("[1] * 1000000000000", "takes numbers"),
+    ("4294967296 * 4294967296 * 4294967296", "beyond"),
+    ("$fun.dims()[0]['x']", "index"),
+    ("$lhs.logical.factors.count(1)", "no method"),
+])
+def test_snippets_cannot_escape(axpy_env, text, match):
+    before = [list(i.operands) for i in axpy_env["fun"].instructions()]
+    with pytest.raises(wb.SpaceError, match=match):
+        _snip(text)(axpy_env)
+    assert [list(i.operands) for i in axpy_env["fun"].instructions()] == before
+
+
+@pytest.mark.parametrize("text, match", [
+    ("(" * 60 + "1" + ")" * 60, "nested"),
+    ("!" * 60 + "true", "nested"),
+    ("-" * 60 + "1", "nested"),
+    ("[" * 60 + "]" * 60, "nested"),
+    ("(" * 5000 + "1" + ")" * 5000, "characters"),
+    ("99999999999999999999999", "literal"),
+    ("$fun._cache", "private"),
+])
+def test_snippet_limits_are_parse_errors(text, match):
+    with pytest.raises(wb.SpaceSyntaxError, match=match):
+        _snip(text)
+
+
+def test_declared_snippets_still_work(axpy_env):
+    assert _snip("$fun.target.max_threads_per_block >= 32")(axpy_env) is True
+    assert _snip("$i.is_load() && $lhs.is_dim()")(axpy_env) in (True, False)
+    assert _snip("[1, 2, 4][2] * 3 - 1")(axpy_env) == 11

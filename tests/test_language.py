@@ -78,10 +78,13 @@ def test_snippets_read_attributes_and_call_methods_only():
     s = parse_snippet(src, 1, len(src.text) - 1)
 
     class X:
+        snippet_api = frozenset({"size", "flag"})
         size = 4
         flag = False
 
     class F:
+        snippet_api = frozenset({"bonus"})
+
         def bonus(self, x):
             return x.size
 
@@ -106,12 +109,16 @@ def test_every_construct_parses():
 
 
 class _Obj:
+    snippet_api = frozenset({"name", "a", "b"})
+
     def __init__(self, name, **kw):
         self.name = name
         self.__dict__.update(kw)
 
 
 class _K:
+    snippet_api = frozenset({"instructions", "loads"})
+
     def __init__(self, insts, loads=None):
         self.insts = insts
         self._loads = loads

@@ -15,6 +15,8 @@ class Dim:
     extent: int = 1
     parallel: bool = True
 
+    snippet_api = frozenset({"name", "extent", "parallel", "is_static", "sizes"})
+
     def is_static(self) -> bool:
         return self.static
 
@@ -30,6 +32,8 @@ class Inst:
     cacheable: bool
     kernel: object = None
 
+    snippet_api = frozenset({"name", "is_load", "cacheable", "dims"})
+
     def dims(self):
         """What InstDims($inst) iterates: the kernel's dims this instruction runs in."""
         if self.kernel is None:
@@ -43,6 +47,9 @@ class Value:
 
 
 class ToyKernel:
+    snippet_api = frozenset({"max_threads", "max_unroll", "min_total", "dims", "insts", "values",
+                             "spill"})
+
     def __init__(self, dims, insts, values, max_threads=8, max_unroll=4, min_total=0):
         self._dims = tuple(dims)
         self._insts = list(insts)

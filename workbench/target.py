@@ -38,6 +38,11 @@ class Target:
     sources: dict = field(default_factory=dict, compare=False)
     raw: dict = field(default_factory=dict, compare=False, repr=False)
 
+    @property
+    def snippet_api(self) -> frozenset:
+        """What snippets may read: the name and the limits."""
+        return frozenset(self.limits) | {"name"}
+
     def __getattr__(self, item):  # limits read as attributes from snippets
         limits = self.__dict__.get("limits", {})
         if item in limits:

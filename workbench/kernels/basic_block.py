@@ -21,6 +21,9 @@ class Instruction:
     deps: tuple[str, ...] = ()  # instructions whose result this one reads
     op: str = "op"
 
+    # what snippets of a .space may read or call (space/snippet.py: the sandbox)
+    snippet_api = frozenset({"depends_on", "deps", "latency", "name", "op"})
+
     def depends_on(self, other: Instruction) -> bool:
         """Whether this instruction reads the result of `other`."""
         return other.name in self.deps
@@ -33,6 +36,9 @@ class BasicBlock:
     """A list of instructions; `space` names its decision space."""
 
     space = "basic_block"
+
+    # what snippets of a .space may read or call (space/snippet.py: the sandbox)
+    snippet_api = frozenset({"instruction", "instructions"})
 
     def __init__(self, instructions):
         self._insts = tuple(instructions)

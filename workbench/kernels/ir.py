@@ -36,6 +36,9 @@ class LogicalDim:
     factors: tuple[tuple[int, ...], ...] = ()
     reduced: bool = False
 
+    # what snippets of a .space may read or call (space/snippet.py: the sandbox)
+    snippet_api = frozenset({"factors", "level_sizes", "levels", "name", "reduced", "size"})
+
     @property
     def levels(self) -> int:
         return 1 + len(self.factors)
@@ -59,6 +62,13 @@ class Dim:
     level: int
     kernel: Kernel = field(repr=False, default=None)
     label: str = ""  # e.g. "a_m1": nest of ld_a, logical dim m, strip level 1
+
+    # what snippets of a .space may read or call (space/snippet.py: the sandbox)
+    snippet_api = frozenset({"can_block", "can_vectorize", "is_dim", "is_instruction",
+                             "is_parallelizable", "is_reduction_dim", "is_static", "label",
+                             "level", "logical", "mapped_dims", "name", "owners",
+                             "possible_sizes", "same_tile", "temp_partner", "tile_rep",
+                             "vector_widths"})
 
     # -- kinds of statements (Statements = Instructions ∪ Dimensions)
     def is_dim(self) -> bool:
@@ -134,6 +144,9 @@ class Array:
     dtype: str = "float"
     vector_src: object = None  # temporaries: producer dim of the pair stored as vectors
 
+    # what snippets of a .space may read or call (space/snippet.py: the sandbox)
+    snippet_api = frozenset({"dtype", "length", "name", "read_only", "role", "temporary"})
+
     @property
     def temporary(self) -> bool:
         return self.role == "temporary"
@@ -170,6 +183,12 @@ class Instruction:
     array: Array | None = None
     kernel: Kernel = field(repr=False, default=None)
     after: tuple = ()  # memory dependencies (instruction names)
+
+    # what snippets of a .space may read or call (space/snippet.py: the sandbox)
+    snippet_api = frozenset({"array", "arrays", "dims", "has_dim", "is_dim", "is_instruction",
+                             "is_load", "is_mem", "is_reduction", "name", "no_partner", "op",
+                             "partner", "read_only_array", "reduction_dims", "stride",
+                             "unit_stride", "vector_ok"})
 
     def is_dim(self) -> bool:
         return False
@@ -240,6 +259,13 @@ class Kernel:
     """A kernel: logical dims, dims, instructions, arrays, scalar parameters."""
 
     space = "gpu"
+
+    # what snippets of a .space may read or call (space/snippet.py: the sandbox)
+    snippet_api = frozenset({"array_dims", "arrays", "can_lower", "dims", "dims_by_label",
+                             "instruction", "instructions", "is_lowered", "logical_dims",
+                             "lower_dim_map", "must_precede", "name", "pairs", "params",
+                             "same_operand", "shared_memory_elements", "statements", "strip_dims",
+                             "target", "temp_partner", "tile_rep", "trigger_done", "vector_pair"})
 
     def __init__(self, name: str, spec: dict, target: str = DEFAULT_TARGET):
         self.name = name
