@@ -131,10 +131,12 @@ def parallelism_node(hw: Hardware, level: str, inner: Justification, eta_min: in
                      eta_lcm: int, mu_max: float, value_ns: float) -> Justification:
     unit = "threads" if level == "block" else "blocks"
     mu = "unbounded" if mu_max == float("inf") else f"{int(mu_max):,}"
-    waves = -(-eta_lcm // mu_max) if mu_max != float("inf") else 1
+    waves = int(-(-eta_lcm // mu_max)) if mu_max != float("inf") else 1
+    rounds = eta_min / eta_lcm * waves if eta_lcm else 1.0
+    # one number, not the fraction: η_lcm can reach 2^60 (a product of sizes)
     text = (f"the {LEVEL_NAMES[level]} level runs its {unit} in at least "
-            f"η_min/η_lcm · ⌈η_lcm/μ_max⌉ = {eta_min:,}/{eta_lcm:,} · {waves:,} rounds "
-            f"(at most {mu} {unit} at once), each no shorter than the level below")
+            f"η_min/η_lcm · ⌈η_lcm/μ_max⌉ = {rounds:.3g} rounds of the level below "
+            f"(η_min = {eta_min:,} {unit}, at most {mu} at once)")
     return Justification("ParallelismLevel", value_ns, text,
                          {"level": level, "eta_min": eta_min, "eta_lcm": eta_lcm,
                           "mu_max": mu_max}, [inner])
