@@ -310,7 +310,7 @@ def write_report(out: Path, state: dict) -> dict:
     tpath = out / "target.json"
     target = json.loads(tpath.read_text()) if tpath.exists() else None
     s = summarize(rows, state, target)
-    s["written"] = _dt.datetime.now(_dt.UTC).isoformat()
+    s["written"] = _dt.datetime.now(_dt.timezone.utc).isoformat()
     (out / "summary.json").write_text(json.dumps(s, indent=1, default=str) + "\n")
     (out / "report.md").write_text(markdown(s))
     (out / "fig_5_1.svg").write_text(cdf_svg(fig_5_1(rows)["ratios"]))

@@ -296,7 +296,7 @@ def measure(camp: Campaign, stage: str, items: list) -> list:
     recs = evaluate([c for _, _, _, c, _ in run], be, store=None, samples=o.samples,
                     timeout_s=o.limit_s, seed=o.seed) if run else []
     kernel = items[0][2].problem.root_problem.kernel
-    now = _dt.datetime.now(_dt.UTC).isoformat()
+    now = _dt.datetime.now(_dt.timezone.utc).isoformat()
     for _, _, _, cand, b in skipped:
         recs.append(_record(kernel, be, None, now, trail=[d.to_dict() for d in cand.trail],
                             digest=cand.digest(), status="timeout",
@@ -527,10 +527,10 @@ def run_campaign(options: CampaignOptions | None = None, **changes) -> dict:
                     time.monotonic() + o.minutes * 60)
     if camp.state_path.exists():
         camp.state = json.loads(camp.state_path.read_text())
-        camp.state.setdefault("runs", []).append(_dt.datetime.now(_dt.UTC).isoformat())
+        camp.state.setdefault("runs", []).append(_dt.datetime.now(_dt.timezone.utc).isoformat())
     else:
         camp.state = {"device": be.device, "backend": be.name, "quick": o.quick,
-                      "runs": [_dt.datetime.now(_dt.UTC).isoformat()], "stages": {}}
+                      "runs": [_dt.datetime.now(_dt.timezone.utc).isoformat()], "stages": {}}
     camp.state["options"] = {k: (str(v) if isinstance(v, Path) else v)
                              for k, v in dataclasses.asdict(o).items()}
     camp.state["stages"].pop("report", None)  # always redrawn
