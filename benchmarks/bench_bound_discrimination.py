@@ -1,0 +1,90 @@
+"""How often the bound discriminates (issue 19): at the root of a kernel, the
+`dim_kind`/`size` choices whose children do not all have the same bound; and
+along random descents in a choice order, the share of decisions whose
+children (look-ahead, propagated) do not all have the same bound.
+
+    python benchmarks/bench_bound_discrimination.py [--descents 3] [--m 1024 --n 1024 --k 1024]
+        [--target h200] [--order thesis]
+
+Writes data/bound/discrimination.json and prints one line per figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+import workbench as wb
+from workbench.model.lookahead import lookahead
+from workbench.orders import choice_order
+
+
+def differs(kids) -> bool:
+    alive = {round(k.value_ns, 6) for k in kids if k.bound is not None}
+    return len(alive) > 1
+
+
+def root_figure(root, target) -> dict:
+    b = wb.bound(root, target)
+    chs = [c for c in root.choices() if c.name in ("dim_kind", "size")]
+    hits = [f"{c.name}({','.join(c.objects)})" for c in chs
+            if differs(lookahead(root, c.name, c.objects, target, parent=b))]
+    return {"choices": len(chs), "differing": len(hits), "which": hits}
+
+
+def descents(root, target, order, n, seed) -> dict:
+    rng = random.Random(seed)
+    total = hit = 0
+    for _ in range(n):
+        cand, b = root, wb.bound(root, target)
+        order_ = choice_order(order)
+        while not cand.is_fixed:
+            ch = order_.next(cand, target=target, parent=b, rng=rng)
+            if ch is None:
+                break
+            kids = lookahead(cand, ch.name, ch.objects, target, parent=b)
+            alive = [k for k in kids if k.bound is not None]
+            if not alive:
+                break  # a dead end: this descent stops
+            total += 1
+            hit += differs(kids)
+            k = rng.choice(alive)
+            cand = cand.apply(ch.name, ch.objects, k.value)
+            b = k.bound
+    return {"decisions": total, "differing": hit, "share": hit / max(total, 1)}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--descents", type=int, default=3)
+    ap.add_argument("--m", type=int, default=1024)
+    ap.add_argument("--n", type=int, default=1024)
+    ap.add_argument("--k", type=int, default=1024)
+    ap.add_argument("--target", default="h200")
+    ap.add_argument("--order", default="thesis")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "data" / "bound"
+                                          / "discrimination.json"))
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    root = wb.Candidate.root(wb.kernels.matmul(args.m, args.n, args.k))
+    r = root_figure(root, args.target)
+    print(f"root: {r['differing']} of {r['choices']} dim_kind/size choices have children "
+          f"with differing bounds")
+    d = descents(root, args.target, args.order, args.descents, args.seed)
+    print(f"{args.descents} descents ({args.order} order): {d['differing']} of "
+          f"{d['decisions']} decisions ({100 * d['share']:.0f} %) show differing child bounds")
+    out = {"date": time.strftime("%Y-%m-%d"), "kernel": f"matmul {args.m}x{args.n}x{args.k}",
+           "target": args.target, "order": args.order, "root": r, "descents": d,
+           "seconds": round(time.perf_counter() - t0, 1)}
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
