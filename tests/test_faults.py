@@ -5,6 +5,7 @@ the answer and that nothing it should not touch changed."""
 
 from __future__ import annotations
 
+import json
 import random
 import tempfile
 import time
@@ -212,3 +213,209 @@ def test_declared_snippets_still_work(axpy_env):
     assert _snip("$fun.target.max_threads_per_block >= 32")(axpy_env) is True
     assert _snip("$i.is_load() && $lhs.is_dim()")(axpy_env) in (True, False)
     assert _snip("[1, 2, 4][2] * 3 - 1")(axpy_env) == 11
+
+
+# ----------------------------------------------------- command line (--json)
+def _cli(capsys, *argv):
+    from workbench.cli import main
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.fixture(scope="module")
+def axpy64_trail(tmp_path_factory):
+    root = wb.Candidate.root(wb.kernels.axpy(64))
+    path = tmp_path_factory.mktemp("trail") / "t64.json"
+    path.write_text(random_fixed(root, random.Random(1)).to_json())
+    return path
+
+
+def _bad_files(tmp_path):
+    (tmp_path / "list.json").write_text("[1, 2]")
+    (tmp_path / "num.json").write_text("42")
+    (tmp_path / "deep.json").write_text("[" * 100000 + "]" * 100000)
+    (tmp_path / "bin.json").write_bytes(b"\xff\xfe\x00")
+    (tmp_path / "other.json").write_text(json.dumps({"format": "workbench.explorer/1"}))
+
+
+@pytest.mark.parametrize("argv", [
+    ["choices", "--kernel", "nope"],
+    ["choices", "--kernel", "axpy", "--sizes", "n=-4"],
+    ["choices", "--kernel", "axpy", "--sizes", "n=abc"],
+    ["choices", "--kernel", "axpy", "--sizes", "n"],
+    ["choices", "--kernel", "axpy", "--sizes", "n=1099511627777"],
+    ["choices", "--kernel", "matmul", "--sizes", "m=1048576,n=1048576,k=1048576"],
+    ["choices", "--kernel", "axpy", "--sizes", "n=64,bogus=3"],
+    ["choices", "--kernel", "axpy", "--sizes", "n=64", "--space", "nowhere"],
+    ["choices", "--kernel", "axpy", "--bogus-flag"],
+    ["choices"],
+    ["run", "--kernel", "axpy", "--sizes", "n=64", "--store", "none"],
+    ["bound", "--kernel", "axpy", "--sizes", "n=64", "--target", "nowhere"],
+    ["choices", "--kernel", "axpy", "--sizes", "n=64", "--trail", "{missing}"],
+    ["choices", "--kernel", "axpy", "--sizes", "n=64", "--trail", "{tmp}/list.json"],
+    ["choices", "--kernel", "axpy", "--sizes", "n=64", "--trail", "{tmp}/num.json"],
+    ["choices", "--kernel", "axpy", "--sizes", "n=64", "--trail", "{tmp}/deep.json"],
+    ["choices", "--kernel", "axpy", "--sizes", "n=64", "--trail", "{tmp}/bin.json"],
+    ["choices", "--kernel", "axpy", "--sizes", "n=64", "--trail", "{tmp}/other.json"],
+    ["volume-regions", "--spec", "{tmp}/list.json"],
+    ["volume-regions", "--spec", "{missing}"],
+    ["check-space", "{missing}"],
+])
+def test_cli_errors_are_json_data(capsys, tmp_path, argv):
+    _bad_files(tmp_path)
+    argv = [a.format(tmp=tmp_path, missing=tmp_path / "missing.json") for a in argv]
+    rc, out, err = _cli(capsys, *argv, "--json")
+    assert rc != 0
+    got = json.loads(out)
+    assert set(got) == {"error", "kind"} and got["error"] and got["kind"] != "internal", got
+    assert "Traceback" not in err
+
+
+def test_trail_on_another_kernel_is_refused_naming_both(capsys, axpy64_trail):
+    rc, out, _ = _cli(capsys, "choices", "--kernel", "axpy", "--sizes", "n=128", "--trail",
+                      str(axpy64_trail), "--json")
+    got = json.loads(out)
+    assert rc == 2 and "axpy(n=64)" in got["error"] and "axpy(n=128)" in got["error"]
+    rc, out, err = _cli(capsys, "choices", "--kernel", "axpy", "--sizes", "n=128", "--trail",
+                        str(axpy64_trail), "--allow-other-kernel", "--json")
+    assert rc == 0 and "axpy(n=64)" in err and "axpy(n=128)" in err
+    rc, out, _ = _cli(capsys, "choices", "--kernel", "axpy", "--sizes", "n=64", "--trail",
+                      str(axpy64_trail), "--json")
+    assert rc == 0 and json.loads(out)["fixed"] is True
+
+
+def test_trail_with_a_wrong_digest_is_refused(capsys, axpy64_trail, tmp_path):
+    data = json.loads(axpy64_trail.read_text())
+    data["digest"] = "0" * 64
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(data))
+    rc, out, _ = _cli(capsys, "choices", "--kernel", "axpy", "--sizes", "n=64", "--trail",
+                      str(edited), "--json")
+    assert rc == 2 and "digest" in json.loads(out)["error"]
+
+
+def test_paths_inside_documents_are_not_followed(axpy64_trail, tmp_path):
+    data = json.loads(axpy64_trail.read_text())
+    for key, value in (("space", "/etc/passwd"), ("space", "../../gpu"),
+                       ("kernel", {"builder": "axpy", "n": 64, "target": "/etc/passwd"})):
+        with pytest.raises(WorkbenchError, match="not followed|not a kernel"):
+            wb.Candidate.from_json(json.dumps({**data, key: value}))
+
+
+# ------------------------------------------------------------- session state
+@pytest.fixture()
+def saved_session(tmp_path):
+    from workbench.session import Session
+    root = wb.Candidate.root(wb.kernels.axpy(64))
+    s = Session(root, path=tmp_path / "state.json")
+    for _ in range(2):
+        ch = s.cand.choices()[0]
+        s.apply(ch.name, ch.objects, ch.values[0])
+    return s
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda d: d["branches"][0].update(pos=-3), "pos must be"),
+    (lambda d: d["branches"][0].update(pos=99), "pos must be"),
+    (lambda d: d["branches"][0].update(pos="1"), "pos must be"),
+    (lambda d: d.update(current=5), "current must be"),
+    (lambda d: d["kernel"].update(n=128), "other domains"),
+    (lambda d: d.update(space="/etc/passwd"), "not followed"),
+    (lambda d: d.update(target="../../secrets"), "not followed"),
+    (lambda d: d.update(branches=[]), "non-empty"),
+    (lambda d: d["branches"].append(dict(d["branches"][0])), "of its own"),
+    (lambda d: d["branches"][0].update(trail="x"), "list of decisions"),
+    (lambda d: d.update(kernel="axpy"), "kernel spec"),
+])
+def test_session_load_validates(saved_session, tmp_path, edit, match):
+    from workbench.session import Session
+    data = json.loads(saved_session.path.read_text())
+    edit(data)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    with pytest.raises(WorkbenchError, match=match):
+        Session.load(bad)
+    again = Session.load(saved_session.path)
+    assert again.cand.digest() == saved_session.cand.digest()
+
+
+def test_failed_autosave_leaves_the_session_as_it_was(saved_session):
+    s = saved_session
+    saved = s.path.read_text()
+    state = (s.cand.digest(), s.branch.pos, len(s.branch.history), len(s.branches))
+    s.path.unlink()
+    s.path.mkdir()  # the state file is now a folder: the next save fails
+    ch = s.cand.choices()[0]
+    with pytest.raises(WorkbenchError, match="could not be saved"):
+        s.apply(ch.name, ch.objects, ch.values[0])
+    with pytest.raises(WorkbenchError, match="could not be saved"):
+        s.new_branch("other")
+    with pytest.raises(WorkbenchError, match="could not be saved"):
+        s.undo()
+    assert (s.cand.digest(), s.branch.pos, len(s.branch.history), len(s.branches)) == state
+    assert [p.name for p in s.path.parent.iterdir() if p.suffix == ".tmp"] == []
+    s.path.rmdir()
+    s.path.write_text(saved)
+
+
+# ------------------------------------------------------------- volume specs
+_VOL = {"inputs": {"x": [1, 3, 8, 8]}, "constants": {"w": [4, 3, 3, 3], "zero": []},
+        "ops": [{"op": "pad", "result": "p", "source": "x", "low": [0, 0, 1, 1],
+                 "high": [0, 0, 1, 1], "value": "zero"},
+                {"op": "conv2d_nchw_fchw", "result": "y", "input": "p", "filter": "w"}],
+        "output": "y"}
+
+
+@pytest.mark.parametrize("path, value, match", [
+    (("inputs", "x"), [1, 3, "4 or i1 = 100", 8], "list of"),
+    (("inputs", "x"), [1, 3, 2**40, 8], "at most"),
+    (("inputs", "x"), [1, 3, 2**20, 2**20], "elements"),
+    (("inputs", "x"), [1] * 40, "rank"),
+    (("ops", 1, "strides"), [0, 1], "positive"),
+    (("ops", 1, "dilations"), [1, 0], "positive"),
+    (("ops", 1, "strides"), [1], "2 integers"),
+    (("ops", 1, "bogus"), 1, "unknown field"),
+    (("ops", 0, "low"), [0, 0, 2**62, 1], "beyond"),
+    (("ops", 0, "value"), "zero or 1 = 1", "volume name|not a declared"),
+    (("output",), "y or 1", "not the result"),
+])
+def test_volume_spec_is_checked_before_isl(path, value, match):
+    import copy
+
+    from workbench.volume import Program
+    spec = copy.deepcopy(_VOL)
+    node = spec
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    t0 = time.monotonic()
+    with pytest.raises(WorkbenchError, match=match):
+        Program.from_spec(spec)
+    assert time.monotonic() - t0 < 5
+
+
+# -------------------------------------------------------- careless use
+def test_no_python_version_only_apis():
+    """requires-python is 3.10: no API that only 3.11+ has (datetime.UTC made
+    every evaluate() fail on 3.10)."""
+    import re
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    newer = re.compile(r"\b(?:_?dt|datetime)\.UTC\b|\bimport tomllib\b|\bfrom tomllib\b|"
+                       r"\bExceptionGroup\b|\bexcept\s*\*|\bTaskGroup\b|\bStrEnum\b|"
+                       r"typing import[^\n]*\b(?:Self|LiteralString|Never|assert_never)\b|"
+                       r"\bhashlib\.file_digest\b|\bcontextlib\.chdir\b|\.add_note\(")
+    found = []
+    for folder in ("workbench", "widgets", "benchmarks"):
+        for f in sorted((root / folder).rglob("*.py")):
+            for n, line in enumerate(f.read_text(encoding="utf-8").split("\n"), 1):
+                if newer.search(line):
+                    found.append(f"{f.relative_to(root)}:{n}: {line.strip()}")
+    assert not found, "Python 3.11+ only:\n" + "\n".join(found)
+
+
+def test_evaluation_leaves_no_temporary_folder(small_cands, monkeypatch, tmp_path):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    evaluate(small_cands[:2], "cpu", store=None)
+    assert list(tmp_path.iterdir()) == []
