@@ -232,17 +232,16 @@ def ptxas_report(sources, arch: str = "sm_90", workdir: str | None = None,
     groups = [names[j::jobs] for j in range(jobs)]
     failed = _ptxas_jobs(nvcc, arch, d, "job", groups, sources, rep)
     if failed:  # one by one: which kernel broke the file, and the rest's facts
-        singles = [[n] for g in failed for n in g]
-        for g, msg in zip(singles, _ptxas_jobs(nvcc, arch, d, "one", singles, sources, rep,
-                                               keep_errors=True)):
+        singles = [[n] for g, _ in failed for n in g]
+        for g, msg in _ptxas_jobs(nvcc, arch, d, "one", singles, sources, rep):
             rep.errors[g[0]] = msg
     rep.seconds = time.perf_counter() - t0
     return rep
 
 
-def _ptxas_jobs(nvcc, arch, d, tag, groups, sources, rep, keep_errors=False) -> list:
-    """Run one nvcc per group; fills `rep`; returns the failed groups (or,
-    with keep_errors, their messages)."""
+def _ptxas_jobs(nvcc, arch, d, tag, groups, sources, rep) -> list:
+    """Run one nvcc per group; fills `rep`; returns (group, nvcc's message)
+    for each group that failed."""
     procs = []
     for j, group in enumerate(groups):
         src, out = d / f"{tag}{j}.cu", d / f"{tag}{j}.cubin"
@@ -255,7 +254,7 @@ def _ptxas_jobs(nvcc, arch, d, tag, groups, sources, rep, keep_errors=False) -> 
         _, err = proc.communicate()
         rep.log += err
         if proc.returncode != 0:
-            failed.append(err[-4000:] if keep_errors else group)
+            failed.append((group, err[-4000:]))
             continue
         facts = parse_ptxas(err)
         for n in group:
