@@ -72,6 +72,10 @@ class _Target:
         return f"{name}({', '.join(objs)})"
 
     def reasons(self, c: Candidate):
+        d = self.decision
+        name, objs = (d.choice, d.objects) if d is not None else self.choice
+        if (name, objs) not in c.problem.index:  # its objects come from a lowering
+            return None
         if self.decision is not None:
             try:
                 c.decide(self.decision)
@@ -92,11 +96,14 @@ class _Target:
         return tuple(out)
 
 
-def _with(base: Candidate, extra) -> Candidate | str:
+def _with(base: Candidate, extra) -> Candidate | str | None:
     """`base` plus the decisions `extra`; the reason text when they already
-    dead-end (or a value was pruned away)."""
+    dead-end (or a value was pruned away); None when one of them is about
+    objects that only a lowering left out of this subset creates."""
     c = base
     for d in extra:
+        if (d.choice, d.objects) not in c.problem.index:
+            return None
         try:
             c = c.decide(d)
         except DeadEnd as e:
@@ -130,11 +137,11 @@ def explain(cand: Candidate, *, decision=None, choice=None, prefixes=None) -> Ex
         nonlocal checks
         checks += 1
         c = _with(prefixes[j], must)
-        return isinstance(c, str) or target.reasons(c) is not None
+        return c is not None and (isinstance(c, str) or target.reasons(c) is not None)
 
     if not fails(len(trail), []):
         raise WorkbenchError(f"{target} does not dead-end on this candidate: nothing to explain")
-    must: list = []  # culprits, last found first
+    must: list = []  # culprits found so far
     limit = len(trail)
     while not fails(0, must):
         lo, hi = 0, limit  # fails(lo) False, fails(hi) True
@@ -144,21 +151,22 @@ def explain(cand: Candidate, *, decision=None, choice=None, prefixes=None) -> Ex
                 hi = mid
             else:
                 lo = mid
-        must.append(trail[hi - 1])
+        must.insert(0, trail[hi - 1])  # kept in trail order: a lowering before its objects
         limit = hi - 1
-    culprits = tuple(sorted(must, key=trail.index))
+    culprits = tuple(must)
     return _verified(culprits, target, prefixes[0], checks)
 
 
 def _verified(culprits, target: _Target, root: Candidate, checks: int) -> Explanation:
     c = _with(root, culprits)
-    reasons = ((("decisions", c),) if isinstance(c, str) else target.reasons(c))
+    reasons = (None if c is None else (("decisions", c),) if isinstance(c, str)
+               else target.reasons(c))
     ok = reasons is not None
     for k in range(len(culprits)):
         if not ok:
             break
         rest = _with(root, culprits[:k] + culprits[k + 1:])
-        ok = not isinstance(rest, str) and target.reasons(rest) is None
+        ok = rest is None or not isinstance(rest, str) and target.reasons(rest) is None
         checks += 1
     return Explanation(culprits, str(target), tuple(reasons or ()), ok, checks + 1)
 

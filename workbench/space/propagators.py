@@ -456,6 +456,19 @@ def lit_vars(lit):
                 yield side[1]
 
 
+def _held_open(guard, tables, vc, vj) -> bool:
+    """True when two MASK literals of a clause on different variables are
+    both still non-false: it cannot prune now (see Problem.guards)."""
+    one = -1
+    for v, m in guard:
+        if tables[vc[v]][vj[v]] & m:
+            if one == -1:
+                one = v
+            elif one != v:
+                return True
+    return False
+
+
 def fixpoint(st: Store, start) -> None:
     """Run propagators until none prunes (thesis Algorithm 1). `start` lists
     the instances to run first; each change schedules the instances that watch
@@ -491,17 +504,7 @@ def fixpoint(st: Store, start) -> None:
                     if inq[j] or j == i:
                         continue
                     g = guards[j]
-                    if g is not None:  # see Problem.guards
-                        one = -1
-                        for gv, gm in g:
-                            if tables[vc[gv]][vj[gv]] & gm:
-                                if one == -1:
-                                    one = gv
-                                elif one != gv:
-                                    break
-                        else:
-                            g = None
-                        if g is not None:
-                            continue
+                    if g is not None and _held_open(g, tables, vc, vj):
+                        continue
                     inq[j] = 1
                     push(j)
