@@ -86,10 +86,11 @@ class CampaignOptions:
     drawn: Path | None = None  # cache of drawn trails; default data/campaign/drawn/
 
     def __post_init__(self):
-        if self.quick:  # every stage, the fewest candidates that exercise it
-            self.n_correct = min(self.n_correct, 1)
-            self.n_random = min(self.n_random, 2)
-            self.search_budget = min(self.search_budget, 2)
+        if self.quick:  # every stage, the fewest candidates that exercise it (unless given)
+            full = CampaignOptions.__dataclass_fields__
+            for name, few in (("n_correct", 1), ("n_random", 2), ("search_budget", 2)):
+                if getattr(self, name) == full[name].default:
+                    setattr(self, name, few)
             self.thesis_kernels = tuple(self.thesis_kernels or QUICK_SEARCH)
             if self.correctness_kernels == CORRECTNESS_KERNELS:
                 self.correctness_kernels = QUICK_CORRECTNESS

@@ -1,0 +1,156 @@
+"""The GPU campaign (issue 21), dry-run on the CPU: `campaign --backend cpu
+--quick` goes through every stage end to end, so that the first GPU run
+finds working code; resuming skips finished stages; the report's soundness
+count, Fig. 5.1 and Table 6.2 read rows; data/gpu/ is read, or said to be
+absent. With a GPU, the real campaign's first stages run (skipped cleanly
+without one)."""
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+from workbench.campaign import (
+    NO_GPU_DATA,
+    gpu_dirs,
+    gpu_rows,
+    run_campaign,
+    soundness,
+    status_line,
+    summaries,
+)
+from workbench.campaign.report import cdf_svg, fig_5_1, markdown, summarize, table_6_2
+from workbench.campaign.run import STAGES
+
+
+@pytest.fixture(scope="module")
+def dry_run(tmp_path_factory):
+    data = tmp_path_factory.mktemp("data")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("WORKBENCH_DATA", str(data))
+    out = data / "campaign"
+    t0 = time.perf_counter()
+    summary = run_campaign(backend="cpu", quick=True, out=out, minutes=10)
+    elapsed = time.perf_counter() - t0
+    yield out, summary, elapsed, data
+    mp.undo()
+
+
+def test_dry_run_every_stage(dry_run):
+    out, s, elapsed, _ = dry_run
+    assert s["stages"] == {k: "done" for k in STAGES}
+    for f in ("records.jsonl", "campaign.json", "summary.json", "report.md", "fig_5_1.svg",
+              "bound_vs_measured.svg"):
+        assert (out / f).exists(), f
+    assert set(s["correctness"]) == {"axpy", "matmul"}
+    assert all(c.get("ok") for c in s["correctness"].values())
+    assert set(s["random"]) == {"matmul 256", "axpy 2^26"}
+    rows = [json.loads(x) for x in (out / "records.jsonl").read_text().splitlines()]
+    stages = {(r.get("x_campaign") or {}).get("stage") for r in rows}
+    assert {"correctness", "random"} <= stages
+    assert any((r.get("search") or {}).get("id", "").startswith("campaign-") for r in rows)
+    # every record a lower bound below its samples (the CPU's table), ptxas facts beside
+    assert s["soundness"]["share_sound"] == 1.0 and s["soundness"]["records"] == len(rows)
+    from workbench.codegen.compile import nvcc_path
+    if nvcc_path() is not None:
+        tagged = [r for r in rows if r.get("x_campaign")]
+        assert all(r["x_ptxas"]["arch"] == "sm_90" for r in tagged)
+        assert all(r["x_occupancy"]["blocks_per_sm"] >= 1 for r in tagged)
+    table = {r["kernel"]: r for r in s["table_6_2"]}
+    assert table["axpy"]["best_ns"] and table["matmul 256"]["speedup"]
+    assert table["matmul 1024"]["thesis_speedup"] == pytest.approx(3.71 / 4.34)
+    text = (out / "report.md").read_text()
+    assert "Quick dry run" in text and "Table 6.2" in text
+
+
+def test_resume_skips_finished_stages(dry_run):
+    out, _, elapsed, _ = dry_run
+    n = len((out / "records.jsonl").read_text().splitlines())
+    t0 = time.perf_counter()
+    s = run_campaign(backend="cpu", quick=True, out=out, minutes=10)
+    assert len((out / "records.jsonl").read_text().splitlines()) == n  # nothing re-measured
+    assert time.perf_counter() - t0 < max(10.0, elapsed / 3)
+    assert len(json.loads((out / "campaign.json").read_text())["runs"]) == 2
+    assert s["stages"]["report"] == "done"
+
+
+def test_cut_stage_resumes_from_records(dry_run, tmp_path):
+    """A campaign cut off mid-stage keeps what it measured: marking the
+    correctness stage unfinished and asking for one more candidate per
+    kernel measures only the missing ones."""
+    out, *_ = dry_run
+    folder = tmp_path / "c"
+    shutil.copytree(out, folder)
+    state = json.loads((folder / "campaign.json").read_text())
+    state["stages"]["correctness"]["status"] = "partial"
+    (folder / "campaign.json").write_text(json.dumps(state))
+    before = [json.loads(x) for x in (folder / "records.jsonl").read_text().splitlines()]
+    s = run_campaign(backend="cpu", quick=True, out=folder, minutes=10, n_correct=2)
+    after = [json.loads(x) for x in (folder / "records.jsonl").read_text().splitlines()]
+    new = after[len(before):]
+    assert len(new) == 2 and all(r["x_campaign"]["stage"] == "correctness" for r in new)
+    assert {r["x_campaign"]["seed"] for r in new} == {1}
+    assert s["correctness"]["axpy"]["ok"] == 2
+
+
+def test_gpu_data_readers(dry_run, monkeypatch, tmp_path):
+    out, *_ = dry_run
+    monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path))
+    import workbench.campaign.data as data
+    monkeypatch.setattr(data, "shipped_data_dir", lambda: tmp_path / "shipped")
+    assert gpu_dirs() == [] and status_line() == NO_GPU_DATA
+    shutil.copytree(out, tmp_path / "gpu" / "test_device")
+    assert [d.name for d in gpu_dirs()] == ["test_device"]
+    rows = gpu_rows(kernel="axpy")
+    assert rows and all(r["gpu_dir"] == "test_device" and r["kernel"] == "axpy" for r in rows)
+    assert "test_device" in status_line() and "test_device" in summaries()
+
+
+def test_soundness_names_counterexamples():
+    rows = [{"trail": [1], "times_ns": [100.0, 120.0], "bound_ns": 50.0, "status": "ok",
+             "median_ns": 110.0, "kernel": "a", "digest": "x"},
+            {"trail": [1], "times_ns": [90.0], "bound_ns": 99.0, "status": "ok",
+             "median_ns": 90.0, "kernel": "b", "digest": "y"},
+            {"trail": [], "times_ns": [], "bound_ns": None, "status": "reference"}]
+    s = soundness(rows)
+    assert s["records"] == 2 and s["sound"] == 1 and s["worst"]["digest"] == "y"
+    assert s["worst_ratio"] == pytest.approx(1.1) and len(s["counterexamples"]) == 1
+    f = fig_5_1(rows)
+    assert f["n"] == 2 and f["share_within_10x"] == 1.0
+    assert "<polyline" in cdf_svg(f["ratios"]) and "no measured" in cdf_svg([])
+
+
+def test_table_6_2_axpy_bandwidth():
+    state = {"stages": {"search": {"kernels": {"axpy": {
+        "best_ns": 1e6, "reference_median_ns": 2e6, "sizes": {"n": 2 ** 20},
+        "evaluations": 5}}}}}
+    rows = {r["kernel"]: r for r in table_6_2(state, {"measured": {"dram_bytes_per_s": 2e10}})}
+    assert rows["axpy"]["speedup"] == 2.0
+    assert rows["axpy"]["share_of_copy_bandwidth"] == pytest.approx(12 * 2 ** 20 / 1e-3 / 2e10)
+    assert rows["matmul 256"]["best_ns"] is None
+    assert "| axpy |" in markdown(summarize([], {**state, "device": "d", "backend": "cuda"}))
+
+
+def test_cli_campaign_without_gpu():
+    from workbench.runtime.cuda import cupy_module
+    if cupy_module() is not None:
+        pytest.skip("a GPU is present")
+    out = subprocess.run([sys.executable, "-m", "workbench", "campaign", "--backend", "cuda",
+                          "--minutes", "1"], capture_output=True, text=True, check=False)
+    assert out.returncode == 2 and "no CUDA device" in out.stderr
+
+
+@pytest.mark.gpu
+def test_campaign_on_gpu(tmp_path):
+    """With a GPU: calibration, correctness and a few random implementations
+    (the full campaign is `make gpu`)."""
+    from workbench.runtime.cuda import cupy_module
+    if cupy_module() is None:
+        pytest.skip("no GPU: cupy is missing or cupy.is_available() is false")
+    s = run_campaign(backend="cuda", out=tmp_path / "gpu", minutes=3, n_correct=2, n_random=4,
+                     thesis_kernels=("matmul 256",), search_budget=4)
+    assert s["soundness"]["records"] > 0
+    assert all(c.get("ok") for c in s["correctness"].values())
