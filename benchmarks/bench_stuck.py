@@ -66,6 +66,7 @@ def proven_descent(root, rng, budget_s):
         if not proven:
             return ch, s.cand
         s.apply(ch.name, ch.objects, rng.choice(proven).value)
+    assert wb.Candidate.replay(root.kernel, s.cand.trail).digest() == s.cand.digest()
     return None, s.cand
 
 

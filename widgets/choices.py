@@ -73,9 +73,18 @@ def _look(value: str, o) -> dict:
     if o.bound_ns is None:
         return {"description": value, "button_style": "danger", "disabled": True,
                 "tooltip": o.dead_end or "dead end"}
-    return {"description": f"{value} · {fmt_time(o.bound_ns)}",
-            "button_style": "warning" if o.above_best else "", "disabled": False,
-            "tooltip": "bound ≥ best measured time" if o.above_best else "force this value"}
+    if o.status == "dead":
+        return {"description": f"✗ {value}", "button_style": "danger", "disabled": True,
+                "tooltip": "no implementation below: its subtree was searched exhaustively"}
+    mark = "✓ " if o.status == "proven" else ""
+    tip = ("proven: an implementation below it is known (it cannot get you stuck)"
+           if o.status == "proven" else
+           "open: not proven yet — propagation alone allows it, but it may get you stuck")
+    if o.above_best:
+        tip += "; its bound reaches the best measured time"
+    style = "warning" if o.above_best else "success" if o.status == "proven" else ""
+    return {"description": f"{mark}{value} · {fmt_time(o.bound_ns)}", "button_style": style,
+            "disabled": False, "tooltip": tip}
 
 
 def _set(widget, attrs: dict) -> None:
@@ -102,6 +111,8 @@ class ChoicesPanel:
     the look-ahead labels with their child's bound: "background" after the
     click has updated every other panel (a click stays fast on big kernels),
     "sync" before returning, "off" never."""
+
+    prove_s = 0.3  # seconds per value spent looking for a witness of its child
 
     def __init__(self, ex, max_choices: int, lookahead: str, on_change):
         """`ex`: the explorer (its session, and `force` for a click);
@@ -186,18 +197,25 @@ class ChoicesPanel:
         (another click) has made this candidate stale."""
         t0 = time.perf_counter()
         session = self._ex.session
+        stuck = None
         for ch, buttons in pending:
             if gen != self.gen:
                 return
             try:
-                label_buttons(buttons, session.options(ch.name, ch.objects, cand,
-                                                       stop=lambda: gen != self.gen))
+                opts = session.options(ch.name, ch.objects, cand, stop=lambda: gen != self.gen,
+                                       prove_s=self.prove_s)
             except Stopped:
                 return
             except WorkbenchError as exc:
                 for b in buttons.values():
                     b.tooltip = f"no look-ahead: {exc}"
+                continue
+            label_buttons(buttons, opts)
+            if stuck is None and opts and all(o.status == "dead" for o in opts):
+                stuck = ch
         self.last_lookahead_ms = (time.perf_counter() - t0) * 1e3
+        if stuck is not None and gen == self.gen:
+            self._ex.show_stuck(stuck)
 
     def wait_lookahead(self, timeout: float | None = None) -> None:
         """Block until the background look-ahead of the last refresh is done."""

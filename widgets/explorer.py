@@ -22,6 +22,7 @@ import html
 import time
 
 from workbench.errors import DeadEnd, InvalidDecision, WorkbenchError
+from workbench.explain import describe
 from workbench.model.justification import fmt_time
 from workbench.session import Session
 
@@ -94,6 +95,11 @@ class CandidateExplorer:
         self.redo_b = w.Button(description="Redo", icon="repeat")
         self.reset_b = w.Button(description="Reset")
         self.branch_b = w.Button(description="Branch", icon="code-fork")
+        self.finish_b = w.Button(description="Finish from here", icon="flag-checkered",
+                                 tooltip="take the decisions of a known implementation "
+                                         "below this candidate (its witness)")
+        self.finish_b.on_click(lambda _: self.do(self.session.finish))
+        self.why = w.VBox()  # a stuck choice's explanation, with its undo buttons
         self.branches = w.Dropdown(description="branch", layout=w.Layout(width="220px"))
         self.undo_b.on_click(lambda _: self.do(self.session.undo))
         self.redo_b.on_click(lambda _: self.do(self.session.redo))
@@ -108,8 +114,8 @@ class CandidateExplorer:
         self.tabs.observe(lambda _: self._show_selected(), names="selected_index")
         self.widget = w.VBox([
             self.title, w.HBox([self.undo_b, self.redo_b, self.reset_b, self.branch_b,
-                                self.branches]),
-            self.status, w.HBox([self.choices.widget,
+                                self.finish_b, self.branches]),
+            self.status, self.why, w.HBox([self.choices.widget,
                                  w.Box([self.tabs], layout=w.Layout(width="54%"))])])
         self.widget.add_class("wb-explorer")
 
@@ -179,6 +185,29 @@ class CandidateExplorer:
         """What a click on a value does."""
         self.do(self.session.apply, choice, tuple(objects), value)
 
+    def show_stuck(self, ch):
+        """A listed choice has no live value left: say which earlier
+        decisions cause it (`Session.explain`), each with a button that
+        removes it and keeps every other decision."""
+        w = _w()
+        try:
+            ex = self.session.explain(choice=(ch.name, ch.objects))
+        except WorkbenchError as exc:
+            self.why.children = (w.HTML(f"<i>{html.escape(str(exc))}</i>"),)
+            return None
+        trail = list(self.session.cand.trail)
+        drops = []
+        for d in ex.culprits:
+            step = trail.index(d) + 1
+            b = w.Button(description=f"drop {describe(d)}", layout=w.Layout(width="auto"),
+                         tooltip=f"re-apply every decision but number {step}")
+            b.on_click(lambda _, step=step: self.do(self.session.drop, step))
+            drops.append(b)
+        head = w.HTML("<div style='background:#fff3f3;padding:4px'><b>stuck:</b> "
+                      f"{html.escape(ex.text)}</div>")
+        self.why.children = (head, w.HBox(drops, layout=w.Layout(flex_flow="row wrap")))
+        return ex
+
     def _on_branch(self, change) -> None:
         if change["new"] is not None and change["new"] != self.session.current:
             self.do(self.session.switch, change["new"])
@@ -202,6 +231,9 @@ class CandidateExplorer:
         if list(self.branches.options) != opts:
             self.branches.options = opts
         self.branches.value = s.current
+        if self.why.children:
+            self.why.children = ()
+        self.finish_b.disabled = cand.is_fixed
         gen, _, pending = self.choices.refresh(cand)
         for panel in self.panels.values():
             panel.refresh()
