@@ -186,7 +186,7 @@ def test_watched_fixpoint_equals_a_naive_sweep(name):
                 with pytest.raises(wb.DeadEnd):
                     st_ = _naive(c, ch, v)
                     if st_.pending:  # a lowering would have run: not comparable
-                        raise wb.DeadEnd("lowering", ())
+                        raise wb.DeadEnd("lowering", ()) from None
                 break
             if c2.problem is c.problem:
                 st_ = _naive(c, ch, v)
