@@ -107,6 +107,28 @@ def test_gpu_data_readers(dry_run, monkeypatch, tmp_path):
     rows = gpu_rows(kernel="axpy")
     assert rows and all(r["gpu_dir"] == "test_device" and r["kernel"] == "axpy" for r in rows)
     assert "test_device" in status_line() and "test_device" in summaries()
+    from widgets.timings_view import gpu_timing_figures
+    from workbench.kernels import build_kernel
+    line, figs = gpu_timing_figures(build_kernel("axpy", {"n": 256}), widget=False)
+    assert "test_device" in line and figs
+    assert all(f.layout.title.text.startswith("GPU test_device") for f in figs)
+    line, figs = gpu_timing_figures(build_kernel("axpy", {"n": 512}), widget=False)
+    assert not figs and "none of axpy at these sizes" in line
+
+
+def test_code_tab_shows_ptxas_facts(tmp_path):
+    import random
+
+    import workbench as wb
+    from widgets.explorer import CandidateExplorer
+    from workbench.codegen.compile import nvcc_path
+    from workbench.descent import random_fixed
+    kernel = wb.kernels.build_kernel("axpy", {"n": 256})
+    s = wb.Session(wb.Candidate.root(kernel), store=None)
+    s.new_branch("fixed", random_fixed(wb.Candidate.root(kernel), random.Random(1)))
+    e = CandidateExplorer(s, backend="cpu", lookahead="off")
+    want = "registers" if nvcc_path() is not None else "nvcc is not on PATH"
+    assert want in e.code_html.value
 
 
 def test_soundness_names_counterexamples():

@@ -1,6 +1,8 @@
-"""The Code tab of the explorer: the CUDA of a fixed candidate, and Run
-(measure it, every sample into the record store), Check (one run compared
-with numpy) and Reference (cuBLAS / numpy alone for the same sizes)."""
+"""The Code tab of the explorer: the CUDA of a fixed candidate with what
+ptxas says of it (registers, spills, shared and local memory, occupancy),
+and Run (measure it, every sample into the record store), Check (one run
+compared with numpy) and Reference (cuBLAS / numpy alone for the same
+sizes)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ class CodePanel:
     def __init__(self, ex):
         import ipywidgets as w
         self._ex = ex  # the explorer: its session, backend, and refresh after a run
+        self._facts: dict = {}  # candidate digest -> the ptxas line
         self.code_html = w.HTML()
         self.run_b = w.Button(description="Run", icon="play",
                               tooltip="measure on the GPU if there is one, else the CPU")
@@ -44,7 +47,31 @@ class CodePanel:
         from workbench.codegen import generate
         g = generate(cand)
         self.code_html.value = (f"<div style='font-size:11px;max-height:420px;overflow:auto'>"
-                                f"{highlight_cuda(g.cuda)}</div><p>launch {g.launch}</p>")
+                                f"{highlight_cuda(g.cuda)}</div><p>launch {g.launch}</p>"
+                                f"<p>{html.escape(self._resources(cand, g))}</p>")
+
+    def _resources(self, cand, g) -> str:
+        """ptxas's registers, spills, shared and local memory and the
+        occupancy they allow (issue 21), once per candidate."""
+        key = cand.digest()
+        if key not in self._facts:
+            from workbench.codegen.compile import CompileError, nvcc_path, resources
+            if nvcc_path() is None:
+                self._facts[key] = "ptxas: nvcc is not on PATH (registers and spills need it)"
+            else:
+                try:
+                    r = resources(g, cand.kernel.target.name)
+                    o = r["occupancy"]
+                    self._facts[key] = (
+                        f"ptxas ({r['arch']}): {r['registers']} registers, spills "
+                        f"{r['spill_stores']}/{r['spill_loads']} bytes (stores/loads), "
+                        f"{r['shared_bytes']} B static shared, {r['local_bytes']} B local; "
+                        f"on {o['target']}: {o['blocks_per_sm']} blocks per SM "
+                        f"({100 * (o['occupancy'] or 0):.0f} % occupancy, limited by "
+                        f"{o['limited_by']})")
+                except CompileError as exc:
+                    self._facts[key] = f"ptxas: {str(exc)[-300:]}"
+        return self._facts[key]
 
     def show(self) -> None:
         pass

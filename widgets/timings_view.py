@@ -1,9 +1,14 @@
 """Measured timings against the bound: the scatter with the y = x line, the
 CDF of measured / bound (thesis Fig. 5.1) and the best time against
 evaluations, each with the reference library's time (cuBLAS / numpy) as a
-line. Used by the explorer's Timings tab and the bound-accuracy notebook."""
+line. Used by the explorer's Timings tab and the bound-accuracy notebook.
+GPU campaigns' records (data/gpu/<device>/, `workbench.campaign.data`)
+are drawn beside this machine's own when there are any, and their absence
+is said in so many words."""
 
 from __future__ import annotations
+
+import html
 
 import numpy as np
 
@@ -59,6 +64,26 @@ def timing_figures(df, widget: bool = True) -> list:
 
 
 
+def gpu_timing_figures(kernel=None, widget: bool = True) -> tuple[str, list]:
+    """(a sentence on the GPU data, figures per campaign folder) for the
+    records of `kernel` (its name and spec; None: every kernel) under
+    data/gpu/; no figures and the sentence saying so when there is none."""
+    from workbench.campaign.data import gpu_records, status_line
+    line = status_line()
+    df = gpu_records(kernel.name if kernel is not None else None,
+                     kernel.spec() if kernel is not None else None)
+    if not len(df):
+        if "no GPU data" not in line and kernel is not None:
+            line += f"; none of {kernel.name} at these sizes"
+        return line, []
+    figs = []
+    for folder, part in df.groupby("gpu_dir"):
+        for f in timing_figures(part.reset_index(drop=True), widget):
+            f.layout.title.text = f"GPU {folder}: {f.layout.title.text}"
+            figs.append(f)
+    return line, figs
+
+
 class TimingsPanel:
     """The explorer's Timings tab: `timing_figures` of the session's records,
     drawn when the tab is shown."""
@@ -67,6 +92,7 @@ class TimingsPanel:
         import ipywidgets as w
         self._ex = ex
         self.widget = self.box = w.VBox()
+        self.gpu_line, self.gpu_figures = "", []
 
     def refresh(self) -> None:
         pass
@@ -74,9 +100,13 @@ class TimingsPanel:
     def show(self) -> list:
         import ipywidgets as w
         figs = timing_figures(self._ex.session.records())
-        self.box.children = figs or [w.HTML(
+        own = figs or [w.HTML(
             "<i>no measurement of this kernel yet: fix a candidate and Run, or Search</i>")]
-        return self.box.children
+        kernel = self._ex.session.root.problem.root_problem.kernel
+        self.gpu_line, self.gpu_figures = gpu_timing_figures(kernel)
+        self.box.children = (*own, w.HTML(f"<i>{html.escape(self.gpu_line)}</i>"),
+                             *self.gpu_figures)
+        return tuple(own)  # this machine's figures; the GPU's are in gpu_figures
 
 
-__all__ = ["TimingsPanel", "timing_figures"]
+__all__ = ["TimingsPanel", "gpu_timing_figures", "timing_figures"]
