@@ -25,7 +25,9 @@ def test_space_stats_json(capsys):
                  "--descents", "40", "--seed", "1", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert set(out) == {"descents", "dead_ends", "dead_end_probability", "mean_depth",
-                        "log10_space_size"}
+                        "log10_space_size", "thesis_dead_ends", "thesis_dead_end_probability",
+                        "thesis_log10_space_size"}
+    assert out["thesis_dead_ends"] <= out["dead_ends"]
     assert out["descents"] == 40 and out["dead_ends"] == 0
     assert out["mean_depth"] > 0 and out["log10_space_size"] > 0
 
@@ -48,3 +50,32 @@ def test_errors_are_messages_not_tracebacks():
     assert r.returncode == 2 and "unknown kernel" in r.stderr and "Traceback" not in r.stderr
     r = run("check-space", "tests/spaces/missing.space")
     assert r.returncode == 2 and "no decision space" in r.stderr
+
+
+def test_explain_names_the_culprits(tmp_path, capsys):
+    """A trail whose last decision dead-ends: the culprits, checked, as JSON."""
+    import random
+    root = wb.Candidate.root(wb.kernels.build_kernel("matmul", {"m": 16, "n": 16, "k": 8}))
+    rng = random.Random(5)
+    trail = None
+    while trail is None:
+        c = root
+        while not c.is_fixed:
+            ch = rng.choice(c.choices())
+            v = rng.choice(ch.values)
+            try:
+                c = c.apply(ch.name, ch.objects, v)
+            except wb.DeadEnd:
+                trail = [d.to_dict() for d in c.trail] + [
+                    {"choice": ch.name, "objects": list(ch.objects), "value": v}]
+                break
+    f = tmp_path / "trail.json"
+    f.write_text(json.dumps(trail))
+    assert main(["explain", "--kernel", "matmul", "--sizes", "m=16,n=16,k=8",
+                 "--trail", str(f), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["verified"] and out["reasons"] and out["target"].startswith("decision")
+    assert all(d in trail for d in out["culprits"])
+    r = run("explain", "--kernel", "matmul", "--sizes", "m=16,n=16,k=8", "--trail", str(f),
+            "--choice", "nonsense")
+    assert r.returncode != 0 and "Traceback" not in r.stderr

@@ -61,8 +61,19 @@ def replay_trail_file(root: Candidate, path, space=None, prune=None,
     Candidate.to_json() must be for that kernel and space (and replay to its
     digest) unless `allow_other`, which says on stderr what differs; a bare
     list of decisions carries no identity and is replayed as it is."""
+    from .validate import check_digest
+    data, trail, diff = read_trail_file(root, path, allow_other)
+    cand = Candidate.replay(root.problem.root_problem.kernel, trail, space, prune)
+    if not diff and prune is None:
+        check_digest(data, cand)
+    return cand
+
+
+def read_trail_file(root: Candidate, path, allow_other: bool = False):
+    """(document, its decisions, what differs from `root`'s identity) of a
+    --trail file, checked as `replay_trail_file` says."""
     from .candidate import FORMAT
-    from .validate import check_digest, check_identity, read_json_document
+    from .validate import check_identity, read_json_document
     data = read_json_document(path, "trail")
     if isinstance(data, dict):
         if data.get("format") != FORMAT or not isinstance(data.get("trail"), list):
@@ -80,10 +91,7 @@ def replay_trail_file(root: Candidate, path, space=None, prune=None,
     if not all(isinstance(d, dict) for d in trail):
         raise WorkbenchError(f"{path}: every decision of a trail is an object "
                              "{choice, objects, value}")
-    cand = Candidate.replay(root.problem.root_problem.kernel, trail, space, prune)
-    if not diff and prune is None:
-        check_digest(data, cand)
-    return cand
+    return data, trail, diff
 
 
 def load_fixed(args) -> Candidate:
@@ -101,6 +109,8 @@ def space_stats(root: Candidate, descents: int, seed: int, order="thesis") -> di
     if out["log10_space_size"] is None:
         # every descent died: only the Cartesian upper bound of the root is known
         out["log10_space_size"] = root.log10_size()
+    if out["thesis_log10_space_size"] is None:
+        out["thesis_log10_space_size"] = root.log10_size()
     return out
 
 
@@ -183,6 +193,40 @@ def cmd_space_stats(args) -> int:
     if not args.json:
         out["seconds"] = round(time.perf_counter() - t0, 3)
     _emit(out, args.json)
+    return 0
+
+
+def _explain_args(p) -> None:
+    _kernel_args(p)
+    p.add_argument("--trail", required=True,
+                   help="JSON file: Candidate.to_json() or a list of decisions; the first "
+                        "decision that dead-ends is explained")
+    p.add_argument("--allow-other-kernel", action="store_true",
+                   help="replay a --trail written for another kernel or space")
+    p.add_argument("--choice", default=None,
+                   help="NAME:OBJ1,OBJ2 — explain why every value of this open choice "
+                        "dead-ends (when the trail replays)")
+
+
+@subcommand("explain", "the earlier decisions that together cause a dead end (a minimal "
+            "subset of the trail, checked), and the constraint that fails", _explain_args)
+def cmd_explain(args) -> int:
+    from .explain import explain_trail
+    root = load_candidate(argparse.Namespace(**{**vars(args), "trail": None}))
+    _, trail, _ = read_trail_file(root, args.trail, args.allow_other_kernel)
+    choice = None
+    if args.choice:
+        name, sep, objs = args.choice.partition(":")
+        if not sep or not name:
+            raise WorkbenchError(f"--choice: expected NAME:OBJ1,OBJ2, got {args.choice!r}")
+        choice = (name, tuple(o for o in objs.split(",") if o))
+    ex = explain_trail(root.problem.root_problem.kernel, trail, space=root.space,
+                       choice=choice)
+    if args.json:
+        print(json.dumps(ex.to_dict()))
+    else:
+        print(ex.text)
+        print(f"verified: {ex.verified} ({ex.checks} checks)")
     return 0
 
 

@@ -70,8 +70,12 @@ def _log10_product(factors) -> float:
 
 def descend(start: Candidate, rng: random.Random, *, order="thesis", backtrack: bool = False,
             keep_path: bool = False, bound_fn=None, best_ns: float = math.inf,
-            start_bound: float = 0.0) -> Descent:
-    """One random descent from `start` (see the module docstring)."""
+            start_bound: float = 0.0, valid_only: bool = False) -> Descent:
+    """One random descent from `start` (see the module docstring).
+    `valid_only`: the thesis's way (Telamon drops the children that fail
+    before picking): every value is applied, the pick is uniform among the
+    valid children, the branching factor counts only those, and a dead end
+    is a choice none of whose values is valid."""
     order = choice_order(order).rollout
     weighted = bound_fn is not None and math.isfinite(best_ns)
     cand, b, retries = start, start_bound, 0
@@ -85,7 +89,14 @@ def descend(start: Candidate, rng: random.Random, *, order="thesis", backtrack: 
         ch = order.next(cand, rng=rng)
         values = list(ch.values)
         factors.append(len(values))
-        if not weighted:
+        if valid_only and not weighted:
+            kids, last = _children(cand, ch)
+            retries += len(values) - len(kids)
+            factors[-1] = len(kids)
+            if not kids:
+                return stop("constraints", last)
+            cand = rng.choice(kids)
+        elif not weighted:
             while True:
                 v = values.pop(rng.randrange(len(values)))
                 try:
@@ -96,15 +107,9 @@ def descend(start: Candidate, rng: random.Random, *, order="thesis", backtrack: 
                     if not backtrack or not values:
                         return stop("constraints", e)
         else:
-            kids, bounds = [], []
-            for v in values:
-                try:
-                    kid = cand.apply(ch.name, ch.objects, v)
-                except DeadEnd:
-                    retries += 1
-                    continue
-                kids.append(kid)
-                bounds.append(max(bound_fn(kid), b))
+            kids, _ = _children(cand, ch)
+            retries += len(values) - len(kids)
+            bounds = [max(bound_fn(kid), b) for kid in kids]
             if not kids:
                 return stop("constraints")
             i = weighted_pick(range(len(kids)), model_weights(bounds, best_ns), rng)
@@ -115,6 +120,17 @@ def descend(start: Candidate, rng: random.Random, *, order="thesis", backtrack: 
             path.append(cand)
     return Descent(cand, len(factors), factors, None, None, retries,
                    tuple(path) if keep_path else (), b)
+
+
+def _children(cand: Candidate, ch) -> tuple[list, DeadEnd | None]:
+    """The valid children of an open choice, and the last dead end met."""
+    kids, last = [], None
+    for v in ch.values:
+        try:
+            kids.append(cand.apply(ch.name, ch.objects, v))
+        except DeadEnd as e:
+            last = e
+    return kids, last
 
 
 def random_fixed(start: Candidate, rng: random.Random, *, order="thesis",
@@ -151,10 +167,12 @@ class Probe:
 
 
 def knuth_probe(root: Candidate, rng: random.Random, order="thesis", bound_fn=None,
-                threshold: float = math.inf, prune_depth: int = 0) -> Probe:
+                threshold: float = math.inf, prune_depth: int = 0,
+                valid_only: bool = False) -> Probe:
     """One Knuth probe; with `bound_fn`, the bound of each node at depth ≤
-    prune_depth is compared with `threshold` (thesis Table 6.3)."""
-    d = descend(root, rng, order=order, keep_path=bound_fn is not None)
+    prune_depth is compared with `threshold` (thesis Table 6.3);
+    `valid_only`: branching over valid children only (see `descend`)."""
+    d = descend(root, rng, order=order, keep_path=bound_fn is not None, valid_only=valid_only)
     p = Probe(d.factors, d.depth, d.candidate is not None)
     if bound_fn is not None:
         for depth, cand in enumerate(d.path[:prune_depth + 1]):
@@ -165,27 +183,41 @@ def knuth_probe(root: Candidate, rng: random.Random, order="thesis", bound_fn=No
 
 
 def knuth(root: Candidate, probes: int, seed: int = 0, order="thesis", bound_fn=None,
-          threshold: float = math.inf, prune_depth: int = 0) -> list[Probe]:
+          threshold: float = math.inf, prune_depth: int = 0,
+          valid_only: bool = False) -> list[Probe]:
     rng = random.Random(seed)
-    return [knuth_probe(root, rng, order, bound_fn, threshold, prune_depth)
+    return [knuth_probe(root, rng, order, bound_fn, threshold, prune_depth, valid_only)
             for _ in range(probes)]
 
 
+def _log10_mean(probes) -> float | None:
+    """log10 of the mean over all probes of the product of their branching
+    factors (a dead end counts 0): Knuth's estimate."""
+    logs = [_log10_product(p.factors) for p in probes if p.fixed]
+    if not logs:
+        return None
+    top = max(logs)
+    return top + math.log10(sum(10 ** (e - top) for e in logs) / len(probes))
+
+
 def space_stats(root: Candidate, descents: int, seed: int, order="thesis") -> dict:
-    """Dead-end probability, mean depth and a Knuth estimate of the number of
-    fixed candidates (thesis Tables 4.3 and 6.1) from `descents` probes."""
+    """Dead ends, mean depth and Knuth's estimate of the number of fixed
+    candidates (thesis Tables 4.3 and 6.1), counted both ways from
+    `descents` probes each: the first random pick fails (`dead_end_*`), and
+    the thesis's way — a dead end only when every value of a choice fails,
+    branching over valid children only (`thesis_*`)."""
     probes = knuth(root, descents, seed, order)
     ok = [p for p in probes if p.fixed]
-    logs = [_log10_product(p.factors) for p in ok]
-    if logs:  # log10 of the mean of 10^e over all probes (dead ends count 0)
-        top = max(logs)
-        log10_size = top + math.log10(sum(10 ** (e - top) for e in logs) / len(probes))
-    else:
-        log10_size = None
+    valid = knuth(root, descents, seed, order, valid_only=True)
+    vok = [p for p in valid if p.fixed]
     return {"descents": descents, "dead_ends": len(probes) - len(ok),
             "dead_end_probability": (len(probes) - len(ok)) / descents if descents else 0.0,
             "mean_depth": sum(p.reached for p in ok) / len(ok) if ok else 0.0,
-            "log10_space_size": log10_size}
+            "log10_space_size": _log10_mean(probes),
+            "thesis_dead_ends": len(valid) - len(vok),
+            "thesis_dead_end_probability": ((len(valid) - len(vok)) / descents
+                                            if descents else 0.0),
+            "thesis_log10_space_size": _log10_mean(valid)}
 
 
 __all__ = ["Descent", "Probe", "descend", "knuth", "knuth_probe", "model_weights",

@@ -34,7 +34,7 @@ class Explanation:
     @property
     def text(self) -> str:
         if not self.culprits:
-            head = "no decision is needed: the kernel itself rules it out"
+            head = f"{self.target.removeprefix('decision ')} is ruled out by the kernel itself"
         else:
             head = " and ".join(f"`{describe(d)}`" for d in self.culprits)
             head += (" cannot hold together with " if self.target.startswith("decision")
