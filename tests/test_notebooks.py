@@ -21,7 +21,7 @@ EXPECT = {
     "03_matmul_by_hand": ["ok median", "error vs numpy"],
     "04_reading_the_bound": ["limited by", "kepler_k4000"],
     "05_sparsity_padded_conv": ["516128", "tiles touch the padding"],
-    "06_bound_accuracy": ["samples faster than their bound: 0"],
+    "06_bound_accuracy": ["samples faster than their bound: 0", "GPU data"],
     "07_fusion_and_mars": ["S1.i ✗ S2.i", "consumer tiles"],
 }
 
