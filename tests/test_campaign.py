@@ -114,6 +114,9 @@ def test_gpu_data_readers(dry_run, monkeypatch, tmp_path):
     assert all(f.layout.title.text.startswith("GPU test_device") for f in figs)
     line, figs = gpu_timing_figures(build_kernel("axpy", {"n": 512}), widget=False)
     assert not figs and "none of axpy at these sizes" in line
+    from workbench.search.thesis import gpu_table_6_2, render
+    text = render({"table_6_2": gpu_table_6_2()})
+    assert "Table 6.2" in text and "test_device axpy" in text and "test_device" in text
 
 
 def test_code_tab_shows_ptxas_facts(tmp_path):

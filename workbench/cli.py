@@ -445,7 +445,8 @@ def cmd_search(args) -> int:
 
 
 def _reproduce_args(p) -> None:
-    p.add_argument("--tables", default="6.1,6.3,order")
+    p.add_argument("--tables", default="6.1,6.2,6.3,order",
+                   help="any of 6.1, 6.2 (read from data/gpu/), 6.3, order")
     p.add_argument("--kernels", default=None,
                    help="comma-separated labels (default all: axpy, matmul 256, ...)")
     p.add_argument("--probes", type=int, default=200, help="Knuth probes per estimate")

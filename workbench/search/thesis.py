@@ -1,6 +1,8 @@
 """Reproducing the thesis's chapter-6 tables on our decision space.
 
 - Table 6.1: space size (Knuth and Chen estimates) and mean depth.
+- Table 6.2: the search's best against the reference — measured on a GPU by
+  the campaign (`workbench.campaign`), read from data/gpu/ when there.
 - Table 6.3: implementations and nodes at depth 10 before and after cutting
   the nodes of the first 10 levels whose bound reaches the best run time.
 - §6.3.3: the same pruning ratio with the thesis's choice order and with its
@@ -153,6 +155,15 @@ def render(result: dict) -> str:
             out.append(f"  {r['kernel']:<15} Knuth {_est(r['knuth_size']):<22} Chen {chen_s:<22}"
                        f" depth {_est(r['depth']):<12} | {_fmt(th['size'])} ± "
                        f"{_fmt(th['size_ci95'])}, depth {th['depth']} ± {th['depth_ci95']}")
+    if "table_6_2" in result:
+        out.append("Table 6.2 — search against the reference on a GPU (ours | thesis, K4000)")
+        out.append(f"  {result['table_6_2']['status']}")
+        for device, rows in result["table_6_2"]["campaigns"].items():
+            for r in rows:
+                sp = "—" if r.get("speedup") is None else f"{r['speedup']:.2f}×"
+                out.append(f"  {device} {r['kernel']:<15} best {_fmt(r.get('best_ns'))} ns, "
+                           f"reference {_fmt(r.get('reference_ns'))} ns: {sp} | "
+                           f"{r['thesis_speedup']:.2f}×")
     if "table_6_3" in result:
         out.append("Table 6.3 — pruning the first 10 levels (ours | thesis)")
         for r in result["table_6_3"]:
@@ -173,9 +184,20 @@ def render(result: dict) -> str:
     return "\n".join(out)
 
 
-def reproduce(tables=("6.1", "6.3", "order"), labels=tuple(KERNELS), probes: int = 200,
+def gpu_table_6_2() -> dict:
+    """Table 6.2 as the GPU campaigns under data/gpu/ measured it (the
+    search's best against cuBLAS, ours beside the thesis's), one table per
+    campaign folder; `status` says plainly when there is none."""
+    from ..campaign.data import status_line, summaries
+    return {"status": status_line(),
+            "campaigns": {device: s.get("table_6_2", []) for device, s in summaries().items()}}
+
+
+def reproduce(tables=("6.1", "6.2", "6.3", "order"), labels=tuple(KERNELS), probes: int = 200,
               chen_probes: int = 0, seed: int = 0) -> dict:
     result: dict = {"probes": probes, "chen_probes": chen_probes, "seed": seed}
+    if "6.2" in tables:
+        result["table_6_2"] = gpu_table_6_2()
     if "6.1" in tables or "6.3" in tables:
         rows = [kernel_rows(label, probes, chen_probes, seed=seed) for label in labels]
         if "6.1" in tables:
@@ -187,5 +209,5 @@ def reproduce(tables=("6.1", "6.3", "order"), labels=tuple(KERNELS), probes: int
     return result
 
 
-__all__ = ["KERNELS", "THESIS_6_1", "THESIS_6_2", "THESIS_6_3", "kernel_rows",
+__all__ = ["KERNELS", "THESIS_6_1", "THESIS_6_2", "THESIS_6_3", "gpu_table_6_2", "kernel_rows",
            "order_experiment", "render", "reproduce"]
