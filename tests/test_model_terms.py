@@ -6,11 +6,13 @@ Kepler's memory (cc 3.0) and dual issue, and the calibrated CPU table."""
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 from test_model import copy_kernel
 
 import workbench as wb
+from workbench.descent import descend
 from workbench.model import hardware
 
 
@@ -36,8 +38,9 @@ def test_replication_across_foreign_thread_dims():
     1,024 thread instructions) and each store runs in the 32 threads of its
     own dimension (guarded == 0 on the other): block issue 2,112; L1
     wavefronts 2 · 1,024 / 32 + 2 · 32 / 32 = 66 at one per cycle: 66 cycles =
-    33.33 ns. Not on the CPU reference executor: there each statement counts
-    its own dimension only (4 · 32 = 128)."""
+    33.33 ns. The same on the CPU reference executor: its C runs every region
+    in loops over the 1,024 threads of the block (`Printer.flush`), each
+    statement in every thread but the guarded stores (issue 2,112 there too)."""
     mapped = _two_thread_dims("MAPPED")
     assert wb.bound(mapped, "h200").value_ns == pytest.approx(28 / 1.98)
     out = _two_thread_dims("OUT")
@@ -46,7 +49,7 @@ def test_replication_across_foreign_thread_dims():
     assert _usage(b, "block", "lsu").fields["amount"] == 66
     assert b.value_ns == pytest.approx(66 / 1.98)
     cpu = wb.bound(out, "cpu_reference")
-    assert _usage(cpu, "block", "issue").fields["amount"] == 4 * 32
+    assert _usage(cpu, "block", "issue").fields["amount"] == 2 * 1024 + 2 * 32
 
 
 def test_float4_cap():
@@ -136,3 +139,27 @@ def test_cpu_table_by_hand(tmp_path, monkeypatch):
     # ld_x → st_z at 1.35 ns, below the 2 · 4,096 · 4 = 32,768 bytes at 44 per ns
     assert b.value_ns == pytest.approx(32768 / 44 + 180)  # then the call
     assert b.justification.children[-1].kind == "Launch"
+
+
+def test_cpu_thread_emulation_and_c_loops():
+    """copy of 256 floats, x THREAD then z a LOOP (fixed): the reference C
+    runs two regions, each in a loop over the block's 256 threads; the
+    second holds the z loop (256 iterations) in every thread, its store
+    guarded by t_x == 0. Taken back-edges: 255 + 255 + 256 · 255 = 65,790
+    (at 2 per cycle: 32,895 cycles = 5,305.6 ns at 6.2 GHz, the bound).
+    Statements: 256 + 256 + 256 · 256 + 256 = 66,304 memory operations (each
+    thread reloads the temporary: one copy of the variable per thread), plus
+    256 + 256 + 65,536 loop compares: issue 132,352. Without the thread
+    emulation the z loop would count 255 taken branches."""
+    k = copy_kernel(256)
+    k.scalars = []
+    dx, dz = k.dims()
+    c = wb.Candidate.root(k).apply("dim_kind", (dx.name,), "THREAD")
+    c = c.apply("dim_kind", (dz.name,), "LOOP").apply("order", (dx.name, dz.name), "BEFORE")
+    f = descend(c, random.Random(0), backtrack=True).candidate
+    assert f is not None and f.is_fixed
+    b = wb.bound(f, "cpu_reference")
+    assert _usage(b, "block", "branch").fields["amount"] == 255 + 255 + 256 * 255
+    assert _usage(b, "block", "lsu").fields["amount"] == 3 * 256 + 256 * 256
+    assert _usage(b, "block", "issue").fields["amount"] == 3 * 256 + 256 * 256 + 2 * 256 + 256 * 256
+    assert b.value_ns == pytest.approx((255 + 255 + 256 * 255) / 2 / 6.2)

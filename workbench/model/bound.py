@@ -29,6 +29,7 @@ from ..codegen.tree import Implementation
 from ..space.values import DimKind, Order, ThreadMapping
 from . import memory
 from .base import Bound, model_for, register_model
+from .cloops import c_loops
 from .facts import SEQUENTIAL, UP_TO, Facts, representatives
 from .facts import _nest_of as _nest
 from .hardware import LEVELS, Hardware, hardware
@@ -99,15 +100,21 @@ class _Model:
         lets the compiler merge unrolled unit-stride accesses. Own dimensions
         count as in eq. 5.15; on a GPU target the foreign THREAD and BLOCK
         dimensions replicate the statement too (`replication`)."""
+        if self.hw.runs == "cpu":
+            # the reference C is scalar (-O1 does not vectorise; VECTOR
+            # dims are C loops): one instruction per element
+            instructions = False
         key = (s.name, level, instructions)
         got = self._counts.get(key)
         if got is None:
             own = self.own_count(s, level, instructions)
             got = own * self.replication(s, level)
-            if level == 1 and self.hw.runs == "cuda" and s.op != "store":
+            if level == 1 and s.op != "store":
                 # every thread of a block runs a statement that is not a
                 # guarded store (MAPPED thread dims have equal sizes, so no
-                # narrower guard): T_min threads × its own sequential dims
+                # narrower guard): T_min threads × its own sequential dims;
+                # the reference C emulates them the same way (every region
+                # inside loops over the block's threads, `codegen.printer`)
                 seq = [d for d in s.dims if self.f.kinds(d) <= SEQUENTIAL]
                 t_min = max(1, self.f.counter("threads_per_block")[0])
                 got = max(got, t_min * self.own_count(s, 0, instructions, seq))
@@ -150,11 +157,14 @@ class _Model:
         by the threads not mapped to the statement's own dimensions): in the
         generated CUDA every statement but a guarded store runs in every
         thread of its block (`codegen.tree.guard`), and every block runs the
-        whole body. Not on the CPU reference executor, which runs a statement
-        outside a thread loop once. Open choices: one representative per
+        whole body. The same on the CPU reference executor: its C wraps every
+        region between barriers in loops over all the threads of the block
+        and runs the blocks as loops (`codegen.printer.Printer.flush`), each
+        statement writing its own per-thread copy of its variable (distinct
+        addresses: no copy can be skipped). Open choices: one representative per
         class that surely maps to THREAD/BLOCK (never MAPPED or merged with
         an own dimension or a kept one), each at its minimal size."""
-        if level == 0 or self.hw.runs != "cuda":
+        if level == 0:
             return 1.0
         if own is None and self.impl is not None:
             return self._fixed_replication(s, level)
@@ -296,6 +306,9 @@ class _Model:
             return got
         f = self.f
         cuda = self.hw.runs == "cuda"
+        if not cuda and level >= 1 and self.impl is not None:
+            self._loops[level] = got = self._c_loops(level)
+            return got
         kept: list = []
         for d in self.k.dims():
             kinds = f.kinds(d)
@@ -319,6 +332,10 @@ class _Model:
             out[d.label] = (iters, iters * (1 - 1 / trip))
         self._loops[level] = out
         return out
+
+    def _c_loops(self, level: int) -> dict:
+        """The C loops of a fixed candidate's reference C (`cloops.c_loops`)."""
+        return c_loops(self.impl, level, max(2, self.hw.loop_min_trip))
 
     def level_latency(self, level: int) -> tuple[float, Justification | None, list]:
         """latency(level, ∅) in cycles and the Usage node that sets it."""
