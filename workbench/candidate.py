@@ -50,6 +50,9 @@ def as_objects(objects) -> tuple[str, ...]:
     is one object ("d0", not ('d', '0'))."""
     if isinstance(objects, str):
         return (objects,)
+    if not isinstance(objects, (tuple, list)):
+        raise InvalidDecision(f"objects must be a name or a list of names, got "
+                              f"{type(objects).__name__}")
     return tuple(map(str, objects))
 
 
@@ -174,6 +177,9 @@ class Candidate:
         for d in trail:
             if isinstance(d, dict):
                 d = Decision.from_dict(d)
+            elif not isinstance(d, Decision):
+                raise InvalidDecision(f"a trail holds decisions ({{choice, objects, value}}), "
+                                      f"not {type(d).__name__}")
             cand = cand.restrict(d.choice, d.objects, d.values)
         return cand
 
