@@ -163,3 +163,26 @@ def test_cpu_thread_emulation_and_c_loops():
     assert _usage(b, "block", "lsu").fields["amount"] == 3 * 256 + 256 * 256
     assert _usage(b, "block", "issue").fields["amount"] == 3 * 256 + 256 * 256 + 2 * 256 + 256 * 256
     assert b.value_ns == pytest.approx((255 + 255 + 256 * 255) / 2 / 6.2)
+
+
+def test_outer_strip_order():
+    """`outer` decides size then dim_kind of every nest's level-0 strip
+    dimension before anything else, then follows the thesis's order; it is
+    registered by name (searches, CLI flags and workers take it)."""
+    from workbench.orders import choice_order, order_names, order_spec
+    assert "outer" in order_names()
+    o = choice_order("outer")
+    assert order_spec(o) == "outer"
+    c = wb.Candidate.root(wb.kernels.matmul(64, 64, 64))
+    seen = []
+    while True:
+        ch = o.next(c)
+        label = {d.name: d.label for d in c.kernel.dims()}.get(ch.objects[0], "")
+        if not (ch.name in ("size", "dim_kind") and label.endswith("0")):
+            break
+        seen.append((ch.name, label))
+        c = c.apply(ch.name, ch.objects, ch.values[-1])
+    names = [n for n, _ in seen]
+    assert names and names == sorted(names, key=("size", "dim_kind").index)
+    assert all(lbl.endswith("0") for _, lbl in seen)
+    assert ch.name == choice_order("thesis").next(c).name

@@ -19,6 +19,8 @@ the bound and the statistics tell branches apart close to the root.
   nesting (order) before thread mapping and memory — the workbench's default
   before the thesis's order became the only default; on our GPU space it
   meets far fewer dead ends (docs/results.md, space-stats).
+- `outer`: the size and kind of the outermost strip level of every nest
+  first, then the thesis's order (issue 19: the bound speaks earlier).
 - `random`: any open choice, at random — the order a person takes them in
   (the laws hold whatever the order; tests walk it).
 
@@ -86,6 +88,45 @@ class FixedOrder:
         return f"FixedOrder({self.label})"
 
 
+class OuterStripFirst(FixedOrder):
+    """The `size` and `dim_kind` of the outermost strip level of every nest
+    (the dimension labelled `<nest>_<logical>0`) first, sizes before kinds,
+    then the thesis's order: the decisions that fix how much parallelism and
+    replication there is come before those that refine them, so the bound
+    (which counts both) can tell children apart near the root (issue 19)."""
+
+    FIRST = ("size", "dim_kind")
+
+    def __init__(self, fallback=THESIS_ORDER, label: str = "outer"):
+        super().__init__(fallback, label)
+
+    def next(self, cand: Candidate, *, target=None, parent=None, rng=None) -> Choice | None:
+        labels = cand.kernel._cache.get("order_outer_labels")
+        if labels is None:
+            labels = {d.name: d.label for d in cand.kernel.dims()}
+            cand.kernel._cache["order_outer_labels"] = labels
+        best, best_rank = None, None
+        for ch in cand.choices():
+            r = self._rank.get(ch.name, len(self._rank))
+            if ch.name in self.FIRST and len(ch.objects) == 1 and \
+                    _outer(labels.get(ch.objects[0], "")):
+                r = self.FIRST.index(ch.name) - len(self.FIRST)
+            if best_rank is None or r < best_rank:
+                best, best_rank = ch, r
+                if r == -len(self.FIRST):
+                    break
+        return best
+
+    def __repr__(self) -> str:
+        return "OuterStripFirst()"
+
+
+def _outer(label: str) -> bool:
+    """A dimension label `<nest>_<logical><level>` at level 0."""
+    tail = label.rsplit("_", 1)[-1]
+    return len(tail) >= 2 and tail.endswith("0") and not tail[-2].isdigit()
+
+
 class RandomOrder:
     """Any open choice, uniformly (a person's order). Takes the descent's rng
     so that a seeded descent stays reproducible."""
@@ -138,6 +179,7 @@ _ORDERS: dict[str, Callable[[], ChoiceOrder]] = {
     "thesis": lambda: FixedOrder(THESIS_ORDER, "thesis"),
     "reverse": lambda: FixedOrder(REVERSE_ORDER, "reverse"),
     "structural": lambda: FixedOrder(STRUCTURAL_ORDER, "structural"),
+    "outer": OuterStripFirst,
     "dynamic": DynamicOrder,
     "random": RandomOrder,
 }
@@ -185,5 +227,5 @@ def order_spec(order: ChoiceOrder):
 
 
 __all__ = ["REVERSE_ORDER", "STRUCTURAL_ORDER", "THESIS_ORDER", "ChoiceOrder", "DynamicOrder",
-           "FixedOrder", "RandomOrder", "choice_order", "open_choice", "order_names", "order_spec",
-           "register_order"]
+           "FixedOrder", "OuterStripFirst", "RandomOrder", "choice_order", "open_choice",
+           "order_names", "order_spec", "register_order"]
