@@ -419,3 +419,44 @@ def test_evaluation_leaves_no_temporary_folder(small_cands, monkeypatch, tmp_pat
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     evaluate(small_cands[:2], "cpu", store=None)
     assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------- bad decisions and trails
+@pytest.fixture(scope="module")
+def bb_root():
+    return wb.Candidate.root(wb.kernels.random_basic_block(6, seed=1))
+
+
+@pytest.mark.parametrize("args", [
+    ("bogus", ("i0", "i1"), "BEFORE"), ("order", ("zz",), "BEFORE"),
+    ("order", ("i0", "i1"), "NOPE"), ("order", 5, "BEFORE"), (None, None, None),
+    ("order", ("i0", "i1"), None), ("order", [("i0", "i1")], "BEFORE"),
+])
+def test_bad_decisions_are_invalid_and_change_nothing(bb_root, args):
+    before = bb_root.digest()
+    with pytest.raises(wb.InvalidDecision):
+        bb_root.apply(*args)
+    assert bb_root.digest() == before
+
+
+@pytest.mark.parametrize("trail", [[{"choice": "order"}], [{"x": 1}], ["str"], [None], [5]])
+def test_malformed_trails_are_invalid(bb_root, trail):
+    with pytest.raises(wb.InvalidDecision):
+        wb.Candidate.replay(bb_root.kernel, trail)
+
+
+# ------------------------------------------------------------ .space files
+@pytest.mark.parametrize("text", [
+    'choice enum x($a in Insts):\n value A:\n  requires "$a.name == \n',  # unterminated
+    "choice enum x($a in Nowhere):\n value A:\nend\n",  # unknown set
+    'require forall $a in Insts: "' + "(" * 3000 + "1" + ")" * 3000 + '"\n',  # too long
+    'require forall $a in Insts: "' + "!" * 100 + 'true"\n',  # too deep
+    "\x00\x01binary",
+])
+def test_bad_space_files_are_named(capsys, tmp_path, text):
+    f = tmp_path / "bad.space"
+    f.write_text(text)
+    rc, out, err = _cli(capsys, "check-space", str(f), "--json")
+    got = json.loads(out)
+    assert rc == 2 and got["kind"] in ("SpaceSyntaxError", "SpaceError"), got
+    assert "Traceback" not in err
