@@ -208,13 +208,15 @@ class PtxasReport:
 
 
 def ptxas_report(sources, arch: str = "sm_90", workdir: str | None = None,
-                 jobs: int | None = None) -> PtxasReport:
-    """Compile CUDA kernels to cubins for `arch` with `nvcc -Xptxas -v`, in
-    `jobs` parallel nvcc processes (default: one per CPU), and read every
-    kernel's registers, spills, shared and local memory. `sources`: a dict
-    name -> CUDA source (one `extern "C"` kernel each, as `generate` prints
-    it) or a list of `Generated`. A job whose file does not compile is
-    retried kernel by kernel, so one bad kernel costs only itself."""
+                 jobs: int | None = None, per_job: int = 4) -> PtxasReport:
+    """Compile CUDA kernels to cubins for `arch` with `nvcc -Xptxas -v`, at
+    most `jobs` nvcc processes at a time (default: one per CPU), `per_job`
+    kernels per file (nvcc's fixed cost shared; cicc slows down on long
+    files, so few), and read every kernel's registers, spills, shared and
+    local memory. `sources`: a dict name -> CUDA source (one `extern "C"`
+    kernel each, as `generate` prints it) or a list of `Generated`. A job
+    whose file does not compile is retried kernel by kernel, so one bad
+    kernel costs only itself."""
     import time
     t0 = time.perf_counter()
     if not isinstance(sources, dict):
@@ -228,39 +230,42 @@ def ptxas_report(sources, arch: str = "sm_90", workdir: str | None = None,
         raise CompileError("nvcc is not on PATH")
     d = Path(workdir or tempfile.mkdtemp(prefix="wb_ptxas_"))
     d.mkdir(parents=True, exist_ok=True)
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(names)))
-    groups = [names[j::jobs] for j in range(jobs)]
-    failed = _ptxas_jobs(nvcc, arch, d, "job", groups, sources, rep)
+    jobs = max(1, jobs or os.cpu_count() or 1)
+    per_job = max(1, min(per_job, -(-len(names) // jobs)))
+    groups = [names[i:i + per_job] for i in range(0, len(names), per_job)]
+    failed = _ptxas_jobs(nvcc, arch, d, "job", groups, sources, rep, jobs)
     if failed:  # one by one: which kernel broke the file, and the rest's facts
         singles = [[n] for g, _ in failed for n in g]
-        for g, msg in _ptxas_jobs(nvcc, arch, d, "one", singles, sources, rep):
+        for g, msg in _ptxas_jobs(nvcc, arch, d, "one", singles, sources, rep, jobs):
             rep.errors[g[0]] = msg
     rep.seconds = time.perf_counter() - t0
     return rep
 
 
-def _ptxas_jobs(nvcc, arch, d, tag, groups, sources, rep) -> list:
-    """Run one nvcc per group; fills `rep`; returns (group, nvcc's message)
-    for each group that failed."""
-    procs = []
-    for j, group in enumerate(groups):
+def _ptxas_jobs(nvcc, arch, d, tag, groups, sources, rep, jobs: int) -> list:
+    """Run one nvcc per group, `jobs` at a time; fills `rep`; returns
+    (group, nvcc's message) for each group that failed."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(j):
+        group = groups[j]
         src, out = d / f"{tag}{j}.cu", d / f"{tag}{j}.cubin"
         src.write_text("\n".join(sources[n] for n in group))
-        cmd = [nvcc, f"-arch={arch}", "-cubin", "-Xptxas", "-v", "-o", str(out), str(src)]
-        procs.append((group, out, subprocess.Popen(cmd, stdout=subprocess.PIPE,
-                                                   stderr=subprocess.PIPE, text=True)))
+        got = subprocess.run([nvcc, f"-arch={arch}", "-cubin", "-Xptxas", "-v", "-o", str(out),
+                              str(src)], capture_output=True, text=True, check=False)
+        return group, out, got
     failed = []
-    for group, out, proc in procs:
-        _, err = proc.communicate()
-        rep.log += err
-        if proc.returncode != 0:
-            failed.append((group, err[-4000:]))
-            continue
-        facts = parse_ptxas(err)
-        for n in group:
-            if n in facts:
-                rep.facts[n] = facts[n]
-                rep.cubins[n] = out
+    with ThreadPoolExecutor(max(1, min(jobs, len(groups)))) as pool:
+        for group, out, got in pool.map(one, range(len(groups))):
+            rep.log += got.stderr
+            if got.returncode != 0:
+                failed.append((group, got.stderr[-4000:]))
+                continue
+            facts = parse_ptxas(got.stderr)
+            for n in group:
+                if n in facts:
+                    rep.facts[n] = facts[n]
+                    rep.cubins[n] = out
     return failed
 
 
