@@ -130,36 +130,6 @@ def test_store_refuses_a_bad_batch_whole(tmp_path):
     assert not store.path.exists() or store.path.read_bytes() == b""
 
 
-def test_records_of_a_killed_search_survive_and_resume(tmp_path):
-    """A search killed (SIGKILL) while it evaluates loses no stored record,
-    and --resume continues from them."""
-    import os
-    import signal
-    import subprocess
-    import sys
-    store = tmp_path / "runs.jsonl"
-    cmd = [sys.executable, "-m", "workbench", "search", "--kernel", "axpy", "--sizes", "n=256",
-           "--workers", "0", "--store", str(store), "--no-progress", "--json"]
-    proc = subprocess.Popen([*cmd, "--budget", "200"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and (not store.exists() or
-                                           store.read_bytes().count(b"\n") < 3):
-        time.sleep(0.2)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # a line cut by the kill is skipped, with a warning
-        rows = RecordStore(store).rows()
-    assert len(rows) >= 3
-    sid = rows[0]["search"]["id"]
-    out = subprocess.run([*cmd, "--budget", str(len(rows) + 2), "--resume", sid],
-                         capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    after = RecordStore(store).rows()
-    assert after[:len(rows)] == rows and len(after) > len(rows)
-
-
 # --------------------------------------------------------- snippet sandbox
 def _snip(text: str):
     from workbench.space.lexer import Source
