@@ -58,7 +58,9 @@ def proven_descent(root, rng, budget_s):
     witness checks passed)."""
     s = wb.Session(root, store=None)
     while not s.cand.is_fixed:
-        wit = s.witness()
+        wit = s.witness(budget_s=300)  # the first lowerings cost tens of seconds cold
+        if wit is None:
+            return "no witness", s.cand
         assert wit.is_fixed and wb.witness.extends(wit, s.cand)
         ch = rng.choice(s.cand.choices())
         opts = s.options(ch.name, ch.objects, prove_s=budget_s)
@@ -94,8 +96,8 @@ def main() -> None:
             times.append(time.perf_counter() - t0)
             if ch is None:
                 continue
-            stuck.append(ch.name)
-            if args.explain:
+            stuck.append(getattr(ch, "name", ch))
+            if args.explain and not isinstance(ch, str):
                 ex = wb.explain(cand, choice=(ch.name, ch.objects))
                 sizes_expl.append(len(ex.culprits))
                 verified += ex.verified

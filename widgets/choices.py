@@ -113,6 +113,8 @@ class ChoicesPanel:
     "sync" before returning, "off" never."""
 
     prove_s = 0.3  # seconds per value spent looking for a witness of its child
+    witness_s = 30.0  # for the current candidate's (lowerings cost seconds cold)
+    last_proof_ms = 0.0
 
     def __init__(self, ex, max_choices: int, lookahead: str, on_change):
         """`ex`: the explorer (its session, and `force` for a click);
@@ -198,22 +200,29 @@ class ChoicesPanel:
         t0 = time.perf_counter()
         session = self._ex.session
         stuck = None
-        for ch, buttons in pending:
-            if gen != self.gen:
-                return
-            try:
-                opts = session.options(ch.name, ch.objects, cand, stop=lambda: gen != self.gen,
-                                       prove_s=self.prove_s)
-            except Stopped:
-                return
-            except WorkbenchError as exc:
-                for b in buttons.values():
-                    b.tooltip = f"no look-ahead: {exc}"
-                continue
-            label_buttons(buttons, opts)
-            if stuck is None and opts and all(o.status == "dead" for o in opts):
-                stuck = ch
-        self.last_lookahead_ms = (time.perf_counter() - t0) * 1e3
+        # first every child's bound (and what known witnesses prove), then
+        # a witness of this candidate and of each value's child, time-boxed
+        for prove_s in (0.0, self.prove_s):
+            if prove_s:
+                session.witness(cand, budget_s=self.witness_s, stop=lambda: gen != self.gen)
+            for ch, buttons in pending:
+                if gen != self.gen:
+                    return
+                try:
+                    opts = session.options(ch.name, ch.objects, cand, prove_s=prove_s,
+                                           stop=lambda: gen != self.gen)
+                except Stopped:
+                    return
+                except WorkbenchError as exc:
+                    for b in buttons.values():
+                        b.tooltip = f"no look-ahead: {exc}"
+                    continue
+                label_buttons(buttons, opts)
+                if stuck is None and opts and all(o.status == "dead" for o in opts):
+                    stuck = ch
+            if not prove_s:
+                self.last_lookahead_ms = (time.perf_counter() - t0) * 1e3
+        self.last_proof_ms = (time.perf_counter() - t0) * 1e3
         if stuck is not None and gen == self.gen:
             self._ex.show_stuck(stuck)
 

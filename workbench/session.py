@@ -185,7 +185,7 @@ class Session:
         kids = self._kids[key]
         best = self.best_measured_ns()
         if prove_s > 0:
-            self.witness(cand, budget_s=max(prove_s, 1.0))
+            self.witness(cand, budget_s=max(prove_s, 1.0), stop=stop)
         out = []
         for k in kids:
             if k.bound is None:
@@ -194,13 +194,13 @@ class Session:
             if stop is not None and stop():
                 from .model.lookahead import Stopped
                 raise Stopped(f"proving {choice}{objects} stopped")
-            status, wit = self.prove(choice, objects, k.value, cand, budget_s=prove_s)
+            status, wit = self.prove(choice, objects, k.value, cand, budget_s=prove_s, stop=stop)
             out.append(Option(k.value, k.value_ns, "", best is not None and k.value_ns >= best,
                               status, wit))
         return out
 
     # ---------------------------------------------------------- witnesses
-    def witness(self, cand: Candidate | None = None, budget_s: float = 5.0
+    def witness(self, cand: Candidate | None = None, budget_s: float = 5.0, stop=None
                 ) -> Candidate | None:
         """A fixed candidate below `cand` (default: the current one): a known
         witness when one extends it, else one searched for up to `budget_s`
@@ -214,7 +214,7 @@ class Session:
             if extends(w, cand):
                 self._witness[key] = w
                 return w
-        got = find_witness(cand, rng=self._rng, budget_s=budget_s)
+        got = find_witness(cand, rng=self._rng, budget_s=budget_s, stop=stop)
         if got.witness is not None or got.exhausted:
             self._remember(key, got.witness)
         return got.witness
@@ -225,7 +225,7 @@ class Session:
             self._known = [*self._known[-63:], w]
 
     def prove(self, choice: str, objects, value: str, cand: Candidate | None = None,
-              budget_s: float = 0.0) -> tuple[str, Candidate | None]:
+              budget_s: float = 0.0, stop=None) -> tuple[str, Candidate | None]:
         """(status, witness) of one value of an open choice of `cand`."""
         cand = cand or self.cand
         objects = as_objects(objects)
@@ -249,7 +249,7 @@ class Session:
                 else:
                     w = next((w for w in reversed(self._known) if extends(w, child)), None)
                     if w is None and budget_s > 0:
-                        found = find_witness(child, rng=self._rng, budget_s=budget_s)
+                        found = find_witness(child, rng=self._rng, budget_s=budget_s, stop=stop)
                         if found.witness is not None or found.exhausted:
                             self._remember(ck, found.witness)
                         if found.exhausted:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from .candidate import Candidate, Decision
 from .errors import DeadEnd
 from .orders import choice_order
+from .space.propagators import MASK
 
 
 def extends(w: Candidate, c: Candidate) -> bool:
@@ -78,29 +79,30 @@ class Search:
 
 
 def find_witness(c: Candidate, *, rng: random.Random | None = None, budget_s: float = 1.0,
-                 order="thesis", first_limit: int = 32) -> Search:
-    """A witness of `c` within `budget_s` seconds (see the module docstring)."""
+                 order="thesis", first_limit: int = 32, stop=None) -> Search:
+    """A witness of `c` within `budget_s` seconds (see the module docstring);
+    `stop()`, asked at every node, gives up early (a newer click)."""
     rng = rng or random.Random(0)
     order = choice_order(order).rollout
     t0 = time.perf_counter()
     deadline = t0 + budget_s
     nodes, limit = 0, first_limit
     while True:
-        got, complete, n = _dfs(c, rng, order, limit, deadline)
+        got, complete, n = _dfs(c, rng, order, limit, deadline, stop)
         nodes += n
         if got is not None or complete:
             return Search(got, got is None, nodes, time.perf_counter() - t0)
-        if time.perf_counter() >= deadline:
+        if time.perf_counter() >= deadline or (stop is not None and stop()):
             return Search(None, False, nodes, time.perf_counter() - t0)
         limit *= 2
 
 
-def _dfs(c: Candidate, rng, order, limit: int, deadline: float):
+def _dfs(c: Candidate, rng, order, limit: int, deadline: float, stop=None):
     """(witness or None, searched completely, nodes); gives up after `limit`
-    failed values or at `deadline`."""
+    failed values, at `deadline` or when `stop()` says so."""
     if c.is_fixed:
         return c, True, 1
-    stack = [(c, _shuffled(order.next(c, rng=rng), rng))]
+    stack = [(c, _shuffled(order.next(c, rng=rng), rng, lowering_values(c.problem)))]
     fails = nodes = 0
     while stack:
         cand, todo = stack[-1]
@@ -112,22 +114,46 @@ def _dfs(c: Candidate, rng, order, limit: int, deadline: float):
             kid = cand.apply(name, objects, value)
         except DeadEnd:
             fails += 1
-            if fails > limit or time.perf_counter() > deadline:
+            if fails > limit or time.perf_counter() > deadline or (stop is not None and stop()):
                 return None, False, nodes
             continue
         nodes += 1
         if kid.is_fixed:
             return kid, True, nodes
-        if time.perf_counter() > deadline:
+        if time.perf_counter() > deadline or (stop is not None and stop()):
             return None, False, nodes
-        stack.append((kid, _shuffled(order.next(kid, rng=rng), rng)))
+        stack.append((kid, _shuffled(order.next(kid, rng=rng), rng, lowering_values(kid.problem))))
     return None, True, nodes
 
 
-def _shuffled(ch, rng) -> list:
+def _shuffled(ch, rng, lowering: dict) -> list:
+    """The values in random order, to be popped from the end: a value that
+    fires a lowering is tried last (building a lowered problem costs
+    seconds the first time; a witness without one is found sooner)."""
     vals = list(ch.values)
     rng.shuffle(vals)
+    late = lowering.get((ch.name, ch.objects), ())
+    vals.sort(key=lambda v: v not in late)
     return [(ch.name, ch.objects, v) for v in vals]
+
+
+def lowering_values(problem) -> dict:
+    """{(choice, objects): values that a trigger's condition names} — the
+    decisions that can fire a lowering (thesis §3.3.4)."""
+    got = problem.__dict__.get("_lowering_values")
+    if got is None:
+        got = {}
+        for inst in problem.instances:
+            if not getattr(inst, "trigger", False):
+                continue
+            for lit in inst.lits:
+                if lit[0] == MASK:
+                    u = problem.universe[lit[1]]
+                    names = {str(u[i]) for i in range(len(u)) if lit[2] >> i & 1}
+                    key = problem.keys[lit[1]]
+                    got[key] = got.get(key, frozenset()) | names
+        problem._lowering_values = got
+    return got
 
 
 __all__ = ["Search", "adopt", "extends", "find_witness"]
