@@ -207,6 +207,10 @@ def _bad_files(tmp_path):
     (tmp_path / "deep.json").write_text("[" * 100000 + "]" * 100000)
     (tmp_path / "bin.json").write_bytes(b"\xff\xfe\x00")
     (tmp_path / "other.json").write_text(json.dumps({"format": "workbench.explorer/1"}))
+    (tmp_path / "target.json").write_text(json.dumps({"name": "t", "limits": {
+        "max_threads_per_block": -1, "max_thread_dims": 3, "max_block_dims": 3,
+        "max_grid_y_z": 65535, "shared_memory_bytes": "lots", "vector_widths": [2, 4],
+        "max_unroll": 512, "warp_size": 32}}))
 
 
 @pytest.mark.parametrize("argv", [
@@ -228,6 +232,9 @@ def _bad_files(tmp_path):
     ["choices", "--kernel", "axpy", "--sizes", "n=64", "--trail", "{tmp}/deep.json"],
     ["choices", "--kernel", "axpy", "--sizes", "n=64", "--trail", "{tmp}/bin.json"],
     ["choices", "--kernel", "axpy", "--sizes", "n=64", "--trail", "{tmp}/other.json"],
+    ["bound", "--kernel", "axpy", "--sizes", "n=64", "--target", "{tmp}/list.json"],
+    ["bound", "--kernel", "axpy", "--sizes", "n=64", "--target", "{tmp}/target.json"],
+    ["bound", "--kernel", "axpy", "--sizes", "n=64", "--target", "{tmp}/deep.json"],
     ["volume-regions", "--spec", "{tmp}/list.json"],
     ["volume-regions", "--spec", "{missing}"],
     ["check-space", "{missing}"],

@@ -71,14 +71,22 @@ def load_target(name: str | Target = DEFAULT_TARGET) -> Target:
         raise WorkbenchError(f"no target {name!r}; available: {', '.join(available_targets())}")
     try:
         raw = json.loads(p.read_text())
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise WorkbenchError(f"target file {p}: not valid JSON: {exc}") from None
+    except OSError as exc:
+        raise WorkbenchError(f"target file {p}: {exc.strerror or exc}") from None
+    if not isinstance(raw, dict):
+        raise WorkbenchError(f"target file {p}: a target is a JSON object")
     limits, sources = raw.get("limits"), raw.get("sources", {})
     if limits is None and "model" not in raw:
         raise WorkbenchError(f"target file {p}: neither limits nor model")
+    if not isinstance(sources, dict) or not isinstance(raw.get("model", {}), dict) \
+            or (limits is not None and not isinstance(limits, dict)):
+        raise WorkbenchError(f"target file {p}: limits, model and sources are JSON objects")
     missing = [k for k in _REQUIRED if k not in limits] if limits is not None else []
     if missing:
         raise WorkbenchError(f"target file {p}: limits lack {', '.join(missing)}")
+    _check_limits(p, limits or {})
     undocumented = [k for k in (limits or {}) if k not in sources]
     undocumented += [k for k in _leaves(raw.get("model", {}), "model") if k not in sources]
     if undocumented:
@@ -87,6 +95,19 @@ def load_target(name: str | Target = DEFAULT_TARGET) -> Target:
                sources, raw)
     _CACHE[name] = t
     return t
+
+
+def _positive_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and 0 < x < 2**63
+
+
+def _check_limits(p, limits: dict) -> None:
+    """Every limit a positive integer, or a list of them (vector_widths)."""
+    bad = [f"{k} = {v!r}" for k, v in limits.items()
+           if not (_positive_int(v) or (isinstance(v, list) and v and all(map(_positive_int, v))))]
+    if bad:
+        raise WorkbenchError(f"target file {p}: a limit is a positive integer or a list of "
+                             f"them: {', '.join(bad)}")
 
 
 def _leaves(tree: dict, prefix: str):
