@@ -31,7 +31,7 @@ def test_click_forces_a_decision_and_every_panel_follows(kernel, tmp_path):
     btn = next(b for b in row.children[1:] if not b.disabled)
     btn.click()
     cand = e.session.cand
-    assert len(cand.trail) == 1 and cand.trail[0].values[0] == btn.description.split(" ·")[0]
+    assert len(cand.trail) == 1 and cand.trail[0].values[0] == btn._wb_value
     assert cand.trail[0].choice in name
     assert len(e.path_box.children) == 2  # root and the decision, each with its bound
     assert e.bound_html.value != before or "bound" in e.status.value
@@ -161,3 +161,36 @@ def test_explore_takes_a_kernel_or_a_candidate_and_the_fusion_tab_reads_the_engi
     e.tabs.selected_index = Tab.FUSION
     assert e.fusion_box.children[1].value == fusion_html(rep)
     assert [e.tabs.get_title(t) for t in Tab] == [t.name.capitalize() for t in Tab]
+
+
+def test_proven_values_finish_and_explained_dead_ends(kernel):
+    """Every listed choice shows its witness's value as proven (green, ✓);
+    Finish adopts the witness; a value that dead-ends is explained, and
+    dropping a culprit re-applies every other decision."""
+    e = CandidateExplorer(kernel, store=None, backend="cpu", lookahead="sync")
+    rows = _rows(e)
+    assert rows
+    for r in rows:
+        styles = [b.button_style for b in r.children[1:] if b.layout.display != "none"]
+        assert "success" in styles, r.children[0].value
+    assert any(b.description.startswith("✓") for r in rows for b in r.children[1:])
+    rng = random.Random(5)
+    while True:  # a random-order decision that dead-ends, as a careless click would
+        c = e.session.cand
+        ch = rng.choice(c.choices())
+        v = rng.choice(ch.values)
+        try:
+            c.apply(ch.name, ch.objects, v)
+        except wb.DeadEnd:
+            break
+        e.session.apply(ch.name, ch.objects, v)
+    n = len(e.session.cand.trail)
+    e.force(ch.name, ch.objects, v)
+    assert len(e.session.cand.trail) == n  # nothing changed
+    assert e.why.children and "dead end" in e.why.children[0].value
+    drops = e.why.children[1].children
+    if drops:
+        drops[0].click()
+        assert len(e.session.cand.trail) == n - 1
+    e.finish_b.click()
+    assert e.session.cand.is_fixed and e.finish_b.disabled

@@ -21,6 +21,7 @@ import enum
 import html
 import time
 
+from workbench.candidate import Decision
 from workbench.errors import DeadEnd, InvalidDecision, WorkbenchError
 from workbench.explain import describe
 from workbench.model.justification import fmt_time
@@ -169,29 +170,34 @@ class CandidateExplorer:
         return self.panels[Tab.FUSION].show()
 
     # ------------------------------------------------------------- actions
-    def do(self, fn, *args) -> None:
+    def do(self, fn, *args):
         """Call `fn(*args)` on behalf of a click: a refused decision becomes
         the status line's message; every panel follows."""
         self._t_click = time.perf_counter()
         self.choices.gen += 1  # a running look-ahead is stale: stop competing with this click
+        error = None
         try:
             fn(*args)
             self.message = ""
         except (InvalidDecision, DeadEnd, WorkbenchError) as exc:
             self.message = f"<span style='color:#b00'>{html.escape(str(exc))}</span>"
+            error = exc
         self.refresh()
+        return error
 
     def force(self, choice: str, objects, value) -> None:
-        """What a click on a value does."""
-        self.do(self.session.apply, choice, tuple(objects), value)
+        """What a click on a value does; a value that dead-ends is explained."""
+        if isinstance(self.do(self.session.apply, choice, tuple(objects), value), DeadEnd):
+            self.show_stuck(decision=Decision(choice, tuple(objects), (str(value),)))
 
-    def show_stuck(self, ch):
-        """A listed choice has no live value left: say which earlier
-        decisions cause it (`Session.explain`), each with a button that
-        removes it and keeps every other decision."""
+    def show_stuck(self, ch=None, decision=None):
+        """A listed choice `ch` has no live value left, or `decision`
+        dead-ended: say which earlier decisions cause it (`Session.explain`),
+        each with a button that removes it and keeps every other decision."""
         w = _w()
         try:
-            ex = self.session.explain(choice=(ch.name, ch.objects))
+            ex = self.session.explain(choice=None if ch is None else (ch.name, ch.objects),
+                                      decision=decision)
         except WorkbenchError as exc:
             self.why.children = (w.HTML(f"<i>{html.escape(str(exc))}</i>"),)
             return None
@@ -203,7 +209,8 @@ class CandidateExplorer:
                          tooltip=f"re-apply every decision but number {step}")
             b.on_click(lambda _, step=step: self.do(self.session.drop, step))
             drops.append(b)
-        head = w.HTML("<div style='background:#fff3f3;padding:4px'><b>stuck:</b> "
+        what = "stuck" if decision is None else "dead end"
+        head = w.HTML(f"<div style='background:#fff3f3;padding:4px'><b>{what}:</b> "
                       f"{html.escape(ex.text)}</div>")
         self.why.children = (head, w.HBox(drops, layout=w.Layout(flex_flow="row wrap")))
         return ex
