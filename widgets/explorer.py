@@ -97,9 +97,9 @@ class CandidateExplorer:
         self.reset_b = w.Button(description="Reset")
         self.branch_b = w.Button(description="Branch", icon="code-fork")
         self.finish_b = w.Button(description="Finish from here", icon="flag-checkered",
-                                 tooltip="take the decisions of a known implementation "
-                                         "below this candidate (its witness)")
-        self.finish_b.on_click(lambda _: self.do(self.session.finish))
+                                 tooltip="take the decisions of the implementation below "
+                                         "this candidate of lowest bound among 3 witnesses")
+        self.finish_b.on_click(lambda _: self.do(self.session.finish, 30.0, 3))
         self.why = w.VBox()  # a stuck choice's explanation, with its undo buttons
         self.branches = w.Dropdown(description="branch", layout=w.Layout(width="220px"))
         self.undo_b.on_click(lambda _: self.do(self.session.undo))

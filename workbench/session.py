@@ -263,15 +263,21 @@ class Session:
         self._status[key] = got
         return got
 
-    def finish(self, budget_s: float = 5.0) -> Candidate:
-        """Adopt the current candidate's witness: its remaining decisions
-        join the branch (each one a step, so undo walks back through them)."""
+    def finish(self, budget_s: float = 5.0, tries: int = 1) -> Candidate:
+        """Adopt the current candidate's witness — with `tries` > 1, the one
+        of lowest bound among that many witnesses — so that its remaining
+        decisions join the branch (each one a step: undo walks back)."""
         w = self.witness(budget_s=budget_s)
         if w is None:
             raise WorkbenchError("no implementation below this candidate was found "
                                  f"in {budget_s:g} s" + ("" if self.cand.digest() not in
                                                          self._witness else
                                                          ": its subtree holds none"))
+        for _ in range(tries - 1):
+            other = find_witness(self.cand, rng=self._rng, budget_s=budget_s).witness
+            if other is not None and self.bound(other).value_ns < self.bound(w).value_ns:
+                w = other
+                self._remember(self.cand.digest(), w)
         b = self.branch
         fixed = adopt(b.cand, w)
         del b.history[b.pos + 1:]
