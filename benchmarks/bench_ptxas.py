@@ -12,7 +12,10 @@ random descents (`descent.random_fixed`), cached in data/campaign/drawn/
 (the campaign's cache: its random stage reuses them).
 
     python benchmarks/bench_ptxas.py [--n 100] [--single 10] [--jobs 2] [--seed 0]
-        [--kernels "axpy,matmul 256"] [--out data/bench/ptxas.json]
+        [--timeout 60] [--kernels "axpy,matmul 256"] [--out data/bench/ptxas.json]
+
+A kernel nvcc has not compiled within --timeout seconds (a fully unrolled
+one of thousands of lines) is counted in `timed_out`, not waited for.
 """
 
 from __future__ import annotations
@@ -59,16 +62,16 @@ def draw(builder, sizes, n, seed, cache):
     return out
 
 
-def bench_kernel(label, n, single, jobs, seed, cache) -> dict:
+def bench_kernel(label, n, single, jobs, seed, cache, timeout) -> dict:
     builder, sizes = KERNELS[label]
     t0 = time.perf_counter()
     cands = draw(builder, sizes, n, seed, cache)
     draw_s = time.perf_counter() - t0
     gens = [generate(c, f"k{i}") for i, c in enumerate(cands)]
     with tempfile.TemporaryDirectory() as tmp:
-        rep = ptxas_report(gens, "sm_90", workdir=tmp, jobs=jobs)
+        rep = ptxas_report(gens, "sm_90", workdir=tmp, jobs=jobs, timeout_s=timeout)
     one = []
-    for g in gens[:single]:
+    for g in [g for g in gens if g.name in rep.facts][:single]:
         with tempfile.TemporaryDirectory() as tmp:
             t = time.perf_counter()
             ptxas_info(g.cuda, g.name, "sm_90", tmp)
@@ -85,6 +88,9 @@ def bench_kernel(label, n, single, jobs, seed, cache) -> dict:
     regs = [f["registers"] for f in facts]
     return {"kernel": label, "sizes": sizes, "candidates": len(gens),
             "compiled": len(facts), "errors": len(rep.errors),
+            "timed_out": sum(1 for e in rep.errors.values() if "took more than" in e),
+            "lines_median": statistics.median(g.cuda.count("\n") for g in gens),
+            "lines_max": max(g.cuda.count("\n") for g in gens),
             "batch_s": round(rep.seconds, 2), "jobs": jobs,
             "ms_per_candidate_batched": round(1e3 * rep.seconds / len(gens), 1),
             "ms_per_candidate_alone": round(1e3 * statistics.median(one), 1) if one else None,
@@ -104,6 +110,7 @@ def main(argv=None):
     ap.add_argument("--single", type=int, default=10)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--timeout", type=float, default=60.0, help="seconds per nvcc job")
     ap.add_argument("--kernels", default=",".join(KERNELS))
     ap.add_argument("--out", default=str(data_dir() / "bench" / "ptxas.json"))
     args = ap.parse_args(argv)
@@ -112,7 +119,8 @@ def main(argv=None):
     cache = DrawnCache(data_dir() / "campaign" / "drawn")
     rows = []
     for label in [x.strip() for x in args.kernels.split(",")]:
-        row = bench_kernel(label, args.n, args.single, args.jobs, args.seed, cache)
+        row = bench_kernel(label, args.n, args.single, args.jobs, args.seed, cache,
+                           args.timeout)
         rows.append(row)
         print(json.dumps(row), flush=True)
     total = sum(r["candidates"] for r in rows)
@@ -124,6 +132,7 @@ def main(argv=None):
                    "ms_per_candidate_batched": round(1e3 * sum(r["batch_s"] for r in rows)
                                                      / total, 1),
                    "share_spilling": sum(r["spilling"] for r in rows) / total,
+                   "timed_out": sum(r["timed_out"] for r in rows),
                    "register_bound_raised": sum(r["register_bound_raised"] for r in rows)}}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=1) + "\n")

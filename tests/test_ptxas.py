@@ -160,3 +160,13 @@ def test_cuda_backend_batch_build(tmp_path, monkeypatch):
     assert len(set(loaded)) == len(loaded)  # one load per cubin
     with pytest.raises(wb.WorkbenchError):
         be._function(SimpleNamespace(name="bad", cuda=""), {"bad": "nvcc: error"})
+
+
+@needs_nvcc
+def test_ptxas_report_timeout_kills_and_names(tmp_path):
+    """A job past its time limit is killed (its whole nvcc tree) and each of
+    its kernels named with the reason, instead of holding the campaign."""
+    gens = [generate(c, f"k{i}") for i, c in enumerate(_fixed(2, seed=9))]
+    rep = ptxas_report(gens, "sm_90", workdir=str(tmp_path), jobs=1, timeout_s=0.01)
+    assert set(rep.errors) == {"k0", "k1"} and not rep.facts
+    assert all("took more than" in e for e in rep.errors.values())

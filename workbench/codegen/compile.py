@@ -8,6 +8,7 @@ import math
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -208,15 +209,18 @@ class PtxasReport:
 
 
 def ptxas_report(sources, arch: str = "sm_90", workdir: str | None = None,
-                 jobs: int | None = None, per_job: int = 4) -> PtxasReport:
+                 jobs: int | None = None, per_job: int = 4,
+                 timeout_s: float | None = 120.0) -> PtxasReport:
     """Compile CUDA kernels to cubins for `arch` with `nvcc -Xptxas -v`, at
     most `jobs` nvcc processes at a time (default: one per CPU), `per_job`
     kernels per file (nvcc's fixed cost shared; cicc slows down on long
     files, so few), and read every kernel's registers, spills, shared and
     local memory. `sources`: a dict name -> CUDA source (one `extern "C"`
     kernel each, as `generate` prints it) or a list of `Generated`. A job
-    whose file does not compile is retried kernel by kernel, so one bad
-    kernel costs only itself."""
+    whose file does not compile (or takes more than `timeout_s`: a fully
+    unrolled kernel of thousands of lines can keep cicc busy for minutes) is
+    retried kernel by kernel, so one bad kernel costs only itself; its error
+    says which."""
     import time
     t0 = time.perf_counter()
     if not isinstance(sources, dict):
@@ -233,27 +237,41 @@ def ptxas_report(sources, arch: str = "sm_90", workdir: str | None = None,
     jobs = max(1, jobs or os.cpu_count() or 1)
     per_job = max(1, min(per_job, -(-len(names) // jobs)))
     groups = [names[i:i + per_job] for i in range(0, len(names), per_job)]
-    failed = _ptxas_jobs(nvcc, arch, d, "job", groups, sources, rep, jobs)
+    failed = _ptxas_jobs(nvcc, arch, d, "job", groups, sources, rep, jobs, timeout_s)
     if failed:  # one by one: which kernel broke the file, and the rest's facts
         singles = [[n] for g, _ in failed for n in g]
-        for g, msg in _ptxas_jobs(nvcc, arch, d, "one", singles, sources, rep, jobs):
+        if len(singles) == 1:  # the group was that kernel alone: its answer stands
+            rep.errors[singles[0][0]] = failed[0][1]
+            singles = []
+        for g, msg in _ptxas_jobs(nvcc, arch, d, "one", singles, sources, rep, jobs,
+                                  timeout_s):
             rep.errors[g[0]] = msg
     rep.seconds = time.perf_counter() - t0
     return rep
 
 
-def _ptxas_jobs(nvcc, arch, d, tag, groups, sources, rep, jobs: int) -> list:
+def _ptxas_jobs(nvcc, arch, d, tag, groups, sources, rep, jobs: int,
+                timeout_s: float | None = None) -> list:
     """Run one nvcc per group, `jobs` at a time; fills `rep`; returns
-    (group, nvcc's message) for each group that failed."""
+    (group, nvcc's message) for each group that failed or timed out."""
     from concurrent.futures import ThreadPoolExecutor
 
     def one(j):
         group = groups[j]
         src, out = d / f"{tag}{j}.cu", d / f"{tag}{j}.cubin"
         src.write_text("\n".join(sources[n] for n in group))
-        got = subprocess.run([nvcc, f"-arch={arch}", "-cubin", "-Xptxas", "-v", "-o", str(out),
-                              str(src)], capture_output=True, text=True, check=False)
-        return group, out, got
+        cmd = [nvcc, f"-arch={arch}", "-cubin", "-Xptxas", "-v", "-o", str(out), str(src)]
+        # a new session: on a timeout the whole nvcc tree (cicc, ptxas) is killed
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+        try:
+            _, err = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            return group, out, subprocess.CompletedProcess(
+                cmd, -9, "", f"nvcc took more than {timeout_s:g} s (killed)")
+        return group, out, subprocess.CompletedProcess(cmd, proc.returncode, "", err)
     failed = []
     with ThreadPoolExecutor(max(1, min(jobs, len(groups)))) as pool:
         for group, out, got in pool.map(one, range(len(groups))):
