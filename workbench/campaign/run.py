@@ -261,7 +261,7 @@ def _facts(camp: Campaign, gens) -> dict:
     if nvcc_path() is None or not gens:
         return {}
     try:
-        rep = ptxas_report(gens, camp.options.arch or _arch(camp.backend))
+        rep = ptxas_report(gens, camp.options.arch or _arch(camp.backend), timeout_s=30.0)
     except (CompileError, OSError) as exc:
         camp.note(f"ptxas: {exc}")
         return {}

@@ -21,6 +21,11 @@ NO_DEVICE = ("no CUDA device: install CuPy for your CUDA version (pip install cu
              "on a machine with an NVIDIA GPU, or use --backend cpu")
 
 
+# a kernel nvcc has not compiled in this time is a compile_error (a fully unrolled
+# kernel of thousands of lines can keep cicc busy for minutes; NVRTC would too)
+NVCC_TIMEOUT_S = 30.0
+
+
 def cupy_module():
     """CuPy when it is installed and sees a device, else None."""
     try:
@@ -108,7 +113,7 @@ class CudaBackend:
                 continue  # _one reports it
         arch = f"sm_{self.cp.cuda.Device().compute_capability}"
         try:
-            rep = ptxas_report(gens, arch)
+            rep = ptxas_report(gens, arch, timeout_s=NVCC_TIMEOUT_S)
         except (CompileError, OSError):
             return {}
         out: dict = {n: (rep.cubins[n], rep.facts[n]) for n in rep.cubins}
