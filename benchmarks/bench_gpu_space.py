@@ -27,7 +27,7 @@ def pct(xs, q):
     return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
-def timed_descents(root, n, seed, backtrack=True):
+def timed_descents(root, n, seed, backtrack=True, order="thesis"):
     lat, per = [], []
     orig = wc.Candidate.decide
 
@@ -42,7 +42,7 @@ def timed_descents(root, n, seed, backtrack=True):
         rng = random.Random(seed)
         for _ in range(n):
             t0 = time.perf_counter()
-            descend(root, rng, backtrack=backtrack)
+            descend(root, rng, backtrack=backtrack, order=order)
             per.append(time.perf_counter() - t0)
     finally:
         wc.Candidate.decide = orig

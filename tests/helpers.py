@@ -33,3 +33,21 @@ def all_fixed(cand):
             except wb.DeadEnd:
                 pass
     return out
+
+
+def dead_end_decisions(root, n: int, seed: int) -> list:
+    """(candidate, decision) pairs where a random-order descent (random
+    values, as a careless person clicks) took a decision that dead-ends."""
+    rng = random.Random(seed)
+    out = []
+    while len(out) < n:
+        c = root
+        while not c.is_fixed:
+            ch = rng.choice(c.choices())
+            v = rng.choice(ch.values)
+            try:
+                c = c.apply(ch.name, ch.objects, v)
+            except wb.DeadEnd:
+                out.append((c, wb.Decision(ch.name, ch.objects, (v,))))
+                break
+    return out

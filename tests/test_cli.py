@@ -54,21 +54,10 @@ def test_errors_are_messages_not_tracebacks():
 
 def test_explain_names_the_culprits(tmp_path, capsys):
     """A trail whose last decision dead-ends: the culprits, checked, as JSON."""
-    import random
+    from helpers import dead_end_decisions
     root = wb.Candidate.root(wb.kernels.build_kernel("matmul", {"m": 16, "n": 16, "k": 8}))
-    rng = random.Random(5)
-    trail = None
-    while trail is None:
-        c = root
-        while not c.is_fixed:
-            ch = rng.choice(c.choices())
-            v = rng.choice(ch.values)
-            try:
-                c = c.apply(ch.name, ch.objects, v)
-            except wb.DeadEnd:
-                trail = [d.to_dict() for d in c.trail] + [
-                    {"choice": ch.name, "objects": list(ch.objects), "value": v}]
-                break
+    c, d = dead_end_decisions(root, 1, seed=5)[0]
+    trail = [x.to_dict() for x in (*c.trail, d)]
     f = tmp_path / "trail.json"
     f.write_text(json.dumps(trail))
     assert main(["explain", "--kernel", "matmul", "--sizes", "m=16,n=16,k=8",

@@ -11,7 +11,7 @@ import random
 
 import pytest
 from gpu_cases import examples
-from helpers import all_fixed
+from helpers import all_fixed, dead_end_decisions
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_properties import LOOPS, random_path
@@ -89,23 +89,6 @@ def test_following_proven_values_in_random_order_never_gets_stuck(matmul):
     assert again.digest() == s.cand.digest()
 
 
-def _stuck_states(root, n, seed):
-    """Dead-ending decisions met by random-order descents: (candidate, decision)."""
-    rng = random.Random(seed)
-    out = []
-    while len(out) < n:
-        c = root
-        while not c.is_fixed:
-            ch = rng.choice(c.choices())
-            v = rng.choice(ch.values)
-            try:
-                c = c.apply(ch.name, ch.objects, v)
-            except wb.DeadEnd:
-                out.append((c, wb.Decision(ch.name, ch.objects, (v,))))
-                break
-    return out
-
-
 def _fails(root, decisions, target) -> bool:
     c = root
     for d in decisions:
@@ -123,7 +106,7 @@ def _fails(root, decisions, target) -> bool:
 
 
 def test_explanations_reproduce_and_every_culprit_is_needed(matmul):
-    for cand, d in _stuck_states(matmul, 4, seed=5):
+    for cand, d in dead_end_decisions(matmul, 4, seed=5):
         ex = explain(cand, decision=d)
         assert ex.verified and set(ex.culprits) <= set(cand.trail)
         # checked again here, independently of explain's own check
@@ -134,7 +117,7 @@ def test_explanations_reproduce_and_every_culprit_is_needed(matmul):
 
 
 def test_explain_trail_and_session_drop(matmul):
-    cand, d = _stuck_states(matmul, 1, seed=8)[0]
+    cand, d = dead_end_decisions(matmul, 1, seed=8)[0]
     ex = explain_trail(matmul.kernel, [*cand.trail, d])
     assert ex.verified
     s = Session(matmul, store=None)
