@@ -18,6 +18,7 @@ import time
 
 import workbench as wb
 from workbench.descent import descend
+from workbench.errors import DeadEnd
 from workbench.model.lookahead import lookahead, rank_choices
 from workbench.orders import choice_order
 
@@ -60,7 +61,11 @@ def main(argv=None):
             ch = choice_order().next(c)
             if ch is None:
                 continue
-            apply_t += timed(lambda c=c, ch=ch: c.apply(ch.name, ch.objects, ch.values[0]), 1)
+            try:  # a value whose propagation fails is a dead end, not a timing
+                apply_t += timed(lambda c=c, ch=ch: c.apply(ch.name, ch.objects, ch.values[0]),
+                                 1)
+            except DeadEnd:
+                pass
             parent = wb.bound(c)
             t0 = time.perf_counter()
             lookahead(c, ch.name, ch.objects, parent=parent)
