@@ -60,6 +60,11 @@ def test_float4_cap():
     issue = _usage(b, "gpu", "issue")
     ld_b = next(n for n in issue.children if n.fields["statement"] == "ld_b")
     assert ld_b.fields["amount"] == 4096 / 4
+    # the reference C is scalar (-O1, VECTOR dims printed as C loops): one
+    # instruction per element on a CPU target
+    cpu = _usage(wb.bound(wb.Candidate.root(wb.kernels.matmul(64, 64, 64)), "cpu_reference"),
+                 "gpu", "issue")
+    assert next(n for n in cpu.children if n.fields["statement"] == "ld_b").fields["amount"] == 4096
 
 
 def _two_loops():
