@@ -35,6 +35,7 @@ def main() -> None:
     ap.add_argument("--descents", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--order", default="thesis", help="a registered choice order")
+    ap.add_argument("--only", default=None, help="rows of these kernels only (comma-separated)")
     args = ap.parse_args()
     print(f"{args.descents} random descents per kernel, seed {args.seed}, "
           f"order {args.order}.\n")
@@ -43,6 +44,8 @@ def main() -> None:
           "valid children) | log10 size (thesis) | s / descent |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name, sizes, dead, size, depth in ROWS:
+        if args.only and name not in args.only.split(","):
+            continue
         root = wb.Candidate.root(getattr(wb.kernels, name)(**sizes))
         t0 = time.perf_counter()
         s = space_stats(root, args.descents, args.seed, args.order)
