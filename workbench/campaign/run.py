@@ -42,6 +42,7 @@ import json
 import multiprocessing
 import os
 import random
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -261,7 +262,9 @@ def _facts(camp: Campaign, gens) -> dict:
     if nvcc_path() is None or not gens:
         return {}
     try:
-        rep = ptxas_report(gens, camp.options.arch or _arch(camp.backend), timeout_s=30.0)
+        with tempfile.TemporaryDirectory(prefix="wb_ptxas_") as tmp:
+            rep = ptxas_report(gens, camp.options.arch or _arch(camp.backend), workdir=tmp,
+                               timeout_s=30.0)
     except (CompileError, OSError) as exc:
         camp.note(f"ptxas: {exc}")
         return {}

@@ -190,6 +190,9 @@ def ptxas_info(source: str, name: str, arch: str = "sm_90",
     """What `ptxas -v` reports for kernel `name` of a CUDA source: registers
     per thread, spilled bytes, stack frame, static shared memory, barriers
     (GPU facts without a GPU: nvcc compiles for any architecture)."""
+    if workdir is None:  # nothing left behind
+        with tempfile.TemporaryDirectory(prefix="wb_ptxas_") as tmp:
+            return ptxas_info(source, name, arch, tmp)
     got = ptxas_report({name: source}, arch, workdir=workdir, jobs=1)
     if name not in got.facts:
         raise CompileError(f"ptxas reported no kernel {name!r}:\n{got.log[-2000:]}")

@@ -9,6 +9,8 @@ candidate gets the `no_device` status and a message saying how to get one."""
 
 from __future__ import annotations
 
+import tempfile
+
 import numpy as np
 
 from ..codegen import generate
@@ -75,11 +77,13 @@ class CudaBackend:
         dev_in = {a.name: cp.asarray(inputs[a.name]) for a in kernel.inputs()}
         dev_out = {a.name: cp.empty(a.length, cp.float32) for a in kernel.outputs()}
         flush = cp.empty(2 * self.l2_bytes // 4, cp.float32)
-        built = self._prebuild(cands)
         results = []
-        for i, cand in enumerate(cands):
-            results.append(self._one(kernel, cand, f"wb_{i}", inputs, expected, dev_in,
-                                     dev_out, flush, samples, timeout_s, built))
+        with tempfile.TemporaryDirectory(prefix="wb_cubin_") as tmp:  # cubins, until loaded
+            built = self._prebuild(cands, tmp)
+            for i, cand in enumerate(cands):
+                results.append(self._one(kernel, cand, f"wb_{i}", inputs, expected, dev_in,
+                                         dev_out, flush, samples, timeout_s, built))
+        self._cubins = {}
         ref = self._reference(kernel, inputs, flush, samples)
         return results, ref
 
@@ -98,7 +102,7 @@ class CudaBackend:
             times.append(cp.cuda.get_elapsed_time(start, stop) * 1e6)
         return times
 
-    def _prebuild(self, cands) -> dict:
+    def _prebuild(self, cands, workdir: str | None = None) -> dict:
         """All candidates' CUDA compiled at once by nvcc for this device
         (parallel jobs, `ptxas -v`): name -> (cubin path, ptxas facts), or
         name -> nvcc's message for a kernel that does not compile. Empty
@@ -113,7 +117,7 @@ class CudaBackend:
                 continue  # _one reports it
         arch = f"sm_{self.cp.cuda.Device().compute_capability}"
         try:
-            rep = ptxas_report(gens, arch, timeout_s=NVCC_TIMEOUT_S)
+            rep = ptxas_report(gens, arch, workdir=workdir, timeout_s=NVCC_TIMEOUT_S)
         except (CompileError, OSError):
             return {}
         out: dict = {n: (rep.cubins[n], rep.facts[n]) for n in rep.cubins}
