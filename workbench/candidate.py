@@ -304,7 +304,7 @@ class Candidate:
         if dom & mask != dom:
             st.put(v, dom & mask, DECISION)
         try:
-            p2, st, history = _settle(p, st, [j for j, _ in p.watches[v]])
+            p2, st, history = _settle(p, st, [j for _, js in p.wake[v] for j in js])
         except DeadEnd as e:
             e.decision = d
             raise
@@ -414,7 +414,7 @@ def _remap(old: Problem, new: Problem, st: Store):
     fresh_set = set(fresh)
     # run what reads a fresh variable, and constraints the lowering created
     # over old variables (a snippet condition that changed with the kernel)
-    start = {j for v in fresh_set for j, _ in new.watches[v]}
+    start = {j for v in fresh_set for _, js in new.wake[v] for j in js}
     start.update(new.new_instances(old))
     return nst, sorted(start)
 

@@ -152,41 +152,39 @@ class Problem:
         self._masks: dict = {}  # (condition, mirrored) -> its value mask
         self._make_instances()
         del self._masks
-        # watches[v]: (instance, mask) pairs. A clause only needs to run when
+        # wake[v]: (mask, instances) groups. A clause only needs to run when
         # one of its literals became false, so a MASK literal wakes its clause
         # only once the domain of v misses the mask; -1: wake on any change.
         # A clause prunes only when its non-false MASK literals are all on
         # one variable (else two open literals on different variables keep
-        # it satisfiable whatever happens elsewhere): `guards[j]`, the MASK
-        # literals of clause j, lets a change of a variable it reads through
-        # another literal skip it until then (a MASK literal becoming false
-        # wakes it through its own watch).
-        self.guards: list = [None] * len(self.instances)
-        self.watches: list[list[tuple[int, int]]] = [[] for _ in self.keys]
-        watches, static = self.watches, self._static
+        # it satisfiable whatever happens elsewhere): `guarded[j]` (MASK
+        # literals on two variables or more) lets a change of a variable it
+        # reads through another literal skip it until then (a MASK literal
+        # becoming false wakes it through its own watch).
+        self.guarded = bytearray(len(self.instances))
+        watches: list[list[tuple[int, int]]] = [[] for _ in self.keys]
+        static = self._static
         for inst in self.instances:
             j = inst.id
             if j in static:
                 continue
             masks: dict[int, int] = {}
             if isinstance(inst, Clause):
-                g = []
                 for lit in inst.lits:
                     if lit[0] == MASK:
                         v = lit[1]
-                        g.append((v, lit[2]))
                         # two literals on v: wake on any change
                         masks[v] = -1 if v in masks else lit[2]
                 if len(masks) >= 2:
-                    self.guards[j] = tuple(g)
+                    self.guarded[j] = 1
             for v in set(inst.vars()):
                 watches[v].append((j, masks.get(v, -1)))
         del self._static
-        # the same watches grouped by mask: a change of v tests each distinct
-        # mask once instead of each watching clause (order variables are
-        # watched by hundreds of transitivity clauses but only a few masks)
+        # watches grouped by mask: a change of v tests each distinct mask
+        # once instead of each watching clause (order variables are watched
+        # by hundreds of transitivity clauses but only a few masks)
         self.wake: list[tuple] = []
-        for ws in self.watches:
+        for ws in watches:
             groups: dict[int, list] = {}
             for j, m in ws:
                 groups.setdefault(m, []).append(j)

@@ -456,12 +456,15 @@ def lit_vars(lit):
                 yield side[1]
 
 
-def _held_open(guard, tables, vc, vj) -> bool:
+def _held_open(lits, tables, vc, vj) -> bool:
     """True when two MASK literals of a clause on different variables are
-    both still non-false: it cannot prune now (see Problem.guards)."""
+    both still non-false: it cannot prune now (see Problem.guarded)."""
     one = -1
-    for v, m in guard:
-        if tables[vc[v]][vj[v]] & m:
+    for lit in lits:
+        if lit[0] != MASK:
+            continue
+        v = lit[1]
+        if tables[vc[v]][vj[v]] & lit[2]:
             if one == -1:
                 one = v
             elif one != v:
@@ -475,7 +478,7 @@ def fixpoint(st: Store, start) -> None:
     the changed variable (a clause only when one of its literals is false)."""
     problem = st.problem
     insts = problem.instances
-    wake, guards = problem.wake, problem.guards
+    wake, guarded = problem.wake, problem.guarded
     tables, vc, vj = st.tables, st.vc, st.vj
     sat = st.sat
     inq = bytearray(sat)  # a satisfied clause is never queued
@@ -503,8 +506,7 @@ def fixpoint(st: Store, start) -> None:
                 for j in js:
                     if inq[j] or j == i:
                         continue
-                    g = guards[j]
-                    if g is not None and _held_open(g, tables, vc, vj):
+                    if guarded[j] and _held_open(insts[j].lits, tables, vc, vj):
                         continue
                     inq[j] = 1
                     push(j)
