@@ -106,11 +106,10 @@ def load_fixed(args) -> Candidate:
 def space_stats(root: Candidate, descents: int, seed: int, order="thesis") -> dict:
     """Random descents (thesis Tables 4.3 and 6.1), see `workbench.descent`."""
     out = descent.space_stats(root, descents, seed, order)
-    if out["log10_space_size"] is None:
-        # every descent died: only the Cartesian upper bound of the root is known
-        out["log10_space_size"] = root.log10_size()
-    if out["thesis_log10_space_size"] is None:
-        out["thesis_log10_space_size"] = root.log10_size()
+    for key in ("log10_space_size", "thesis_log10_space_size"):
+        if out[key] is None:
+            # every descent died: only the Cartesian upper bound of the root is known
+            out[key] = root.log10_size()
     return out
 
 

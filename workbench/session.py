@@ -204,8 +204,9 @@ class Session:
                 ) -> Candidate | None:
         """A fixed candidate below `cand` (default: the current one): a known
         witness when one extends it, else one searched for up to `budget_s`
-        (`workbench.witness`); None when there is none (the subtree was
-        searched exhaustively) or none was found in time."""
+        (`workbench.witness`; no search with `budget_s` ≤ 0); None when there
+        is none (the subtree was searched exhaustively) or none was found in
+        time."""
         cand = cand or self.cand
         key = cand.digest()
         if key in self._witness:
@@ -214,6 +215,8 @@ class Session:
             if extends(w, cand):
                 self._witness[key] = w
                 return w
+        if budget_s <= 0:
+            return None
         got = find_witness(cand, rng=self._rng, budget_s=budget_s, stop=stop)
         if got.witness is not None or got.exhausted:
             self._remember(key, got.witness)
@@ -242,22 +245,11 @@ class Session:
             except DeadEnd:
                 got = (DEAD, None)
             else:
-                ck = child.digest()
-                if ck in self._witness:
-                    w = self._witness[ck]
-                    got = (PROVEN, w) if w is not None else (DEAD, None)
-                else:
-                    w = next((w for w in reversed(self._known) if extends(w, child)), None)
-                    if w is None and budget_s > 0:
-                        found = find_witness(child, rng=self._rng, budget_s=budget_s, stop=stop)
-                        if found.witness is not None or found.exhausted:
-                            self._remember(ck, found.witness)
-                        if found.exhausted:
-                            got = (DEAD, None)
-                        w = found.witness
-                    if w is not None:
-                        self._witness.setdefault(ck, w)
-                        got = (PROVEN, w)
+                w = self.witness(child, budget_s=budget_s, stop=stop)
+                if w is not None:
+                    got = (PROVEN, w)
+                elif child.digest() in self._witness:  # its subtree holds none
+                    got = (DEAD, None)
         if got is None:
             return OPEN, None  # not cached: more time may prove it later
         self._status[key] = got

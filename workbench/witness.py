@@ -86,43 +86,49 @@ def find_witness(c: Candidate, *, rng: random.Random | None = None, budget_s: fl
     order = choice_order(order).rollout
     t0 = time.perf_counter()
     deadline = t0 + budget_s
+
+    def give_up() -> bool:
+        return time.perf_counter() > deadline or (stop is not None and stop())
     nodes, limit = 0, first_limit
     while True:
-        got, complete, n = _dfs(c, rng, order, limit, deadline, stop)
+        got, complete, n = _dfs(c, rng, order, limit, give_up)
         nodes += n
         if got is not None or complete:
             return Search(got, got is None, nodes, time.perf_counter() - t0)
-        if time.perf_counter() >= deadline or (stop is not None and stop()):
+        if give_up():
             return Search(None, False, nodes, time.perf_counter() - t0)
         limit *= 2
 
 
-def _dfs(c: Candidate, rng, order, limit: int, deadline: float, stop=None):
+def _dfs(c: Candidate, rng, order, limit: int, give_up):
     """(witness or None, searched completely, nodes); gives up after `limit`
-    failed values, at `deadline` or when `stop()` says so."""
+    failed values or when `give_up()` says so (deadline, newer click)."""
     if c.is_fixed:
         return c, True, 1
-    stack = [(c, _shuffled(order.next(c, rng=rng), rng, lowering_values(c.problem)))]
+
+    def todo(cand) -> list:
+        return _shuffled(order.next(cand, rng=rng), rng, lowering_values(cand.problem))
+    stack = [(c, todo(c))]
     fails = nodes = 0
     while stack:
-        cand, todo = stack[-1]
-        if not todo:
+        cand, values = stack[-1]
+        if not values:
             stack.pop()
             continue
-        name, objects, value = todo.pop()
+        name, objects, value = values.pop()
         try:
             kid = cand.apply(name, objects, value)
         except DeadEnd:
             fails += 1
-            if fails > limit or time.perf_counter() > deadline or (stop is not None and stop()):
+            if fails > limit or give_up():
                 return None, False, nodes
             continue
         nodes += 1
         if kid.is_fixed:
             return kid, True, nodes
-        if time.perf_counter() > deadline or (stop is not None and stop()):
+        if give_up():
             return None, False, nodes
-        stack.append((kid, _shuffled(order.next(kid, rng=rng), rng, lowering_values(kid.problem))))
+        stack.append((kid, todo(kid)))
     return None, True, nodes
 
 

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from collections import deque
 
+import numpy as np
+
 MASK, PAIR, NUM = 0, 1, 2
 FALSE, TRUE, UNKNOWN = 0, 1, 2
 INF = 1 << 62
@@ -112,12 +114,10 @@ class Store:
 def unpack_sat(packed: bytes | None, n: int) -> bytearray:
     if packed is None:
         return bytearray(n)
-    import numpy as np
     return bytearray(np.unpackbits(np.frombuffer(packed, np.uint8), count=n).tobytes())
 
 
 def pack_sat(sat: bytearray) -> bytes:
-    import numpy as np
     return np.packbits(np.frombuffer(sat, np.uint8)).tobytes()
 
 
