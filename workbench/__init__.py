@@ -15,6 +15,7 @@ lower bounds, generated code, measured timings and searches.
     wb.explore(k)                                   # the explorer (in Jupyter)
     s = wb.Session(c); s.options("dim_kind", "d1", prove_s=1)   # proven/dead/open values
     wb.explain(stuck, choice=("order", ("d3", "d5")))           # which decisions cause it
+    wb.choice_label(c, "size", "d13")               # "size: mad · n · tile 0": ids in words
 
 The public contract is docs/api.md.
 """
@@ -28,6 +29,7 @@ from .errors import DeadEnd, InvalidDecision, SpaceError, SpaceSyntaxError, Work
 from .explain import Explanation, explain, explain_trail
 from .model import Bound, bound
 from .model.lookahead import lookahead, rank_choices
+from .names import choice_group, choice_label, decision_label, object_label, raw
 from .orders import ChoiceOrder, choice_order, register_order
 from .paths import data_dir
 from .runtime import (
@@ -58,9 +60,9 @@ __all__ = [
     "Explanation", "Generated", "InvalidDecision", "Option", "Pruning", "Record", "RecordStore",
     "Search", "Session",
     "Space", "SpaceError", "SpaceSyntaxError", "WorkbenchError", "__version__", "bound",
-    "choice_order", "data_dir", "descend", "evaluate", "explain", "explain_trail", "explore",
-    "find_witness", "generate", "get_backend",
-    "kernels", "load_records", "load_space", "lookahead", "measure_reference", "poly",
-    "random_fixed", "rank_choices", "recipes", "register_backend", "register_order", "search",
-    "space_stats", "volume", "witness",
+    "choice_group", "choice_label", "choice_order", "data_dir", "decision_label", "descend",
+    "evaluate", "explain", "explain_trail", "explore", "find_witness", "generate", "get_backend",
+    "kernels", "load_records", "load_space", "lookahead", "measure_reference", "object_label",
+    "poly", "random_fixed", "rank_choices", "raw", "recipes", "register_backend",
+    "register_order", "search", "space_stats", "volume", "witness",
 ]

@@ -354,9 +354,40 @@ class Candidate:
                                   "saved: the space or the kernel changed since")
         return cand
 
-    def __repr__(self) -> str:
+    _SHOWN = 3  # decisions named in repr (the last ones); _repr_html_ shows 8 times more
+
+    def _summary(self) -> str:
         state = "fixed" if self.is_fixed else f"{self.open_count()} open choices"
-        return f"<Candidate {self.space.name} {state}, {len(self.trail)} decisions>"
+        kernel = getattr(self.problem.root_problem.kernel, "name", None)
+        return (f"{self.space.name}{f' · {kernel}' if isinstance(kernel, str) else ''}: "
+                f"{state}, {len(self.trail)} decisions")
+
+    def __repr__(self) -> str:
+        # objects by their names (workbench.names), never by raw ids
+        from .names import decision_label
+        shown = self.trail[-self._SHOWN:]
+        texts = [decision_label(self, d) for d in shown]
+        if len(self.trail) > len(shown):
+            texts.insert(0, "…")
+        last = f": {'; '.join(texts)}" if texts else ""
+        return f"<Candidate {self._summary()}{last}>"
+
+    def _repr_html_(self) -> str:
+        """The summary and the last decisions in words, each with its raw
+        form (`dim_kind(d0) = BLOCK`) as a tooltip."""
+        import html
+
+        from .names import decision_label, raw
+        shown = self.trail[-8 * self._SHOWN:]
+        rows = "".join(
+            f"<li title='{html.escape(raw(d.choice, d.objects))} = "
+            f"{html.escape('|'.join(d.values))}'>{html.escape(decision_label(self, d))}</li>"
+            for d in shown)
+        start = len(self.trail) - len(shown) + 1
+        more = (f"<div><i>{start - 1} earlier decisions not shown</i></div>"
+                if start > 1 else "")
+        body = f"{more}<ol start='{start}'>{rows}</ol>" if rows else ""
+        return f"<div><b>Candidate</b> {html.escape(self._summary())}{body}</div>"
 
 
 def _value_mask(problem: Problem, v: int, inv: bool, values) -> tuple[int, list]:

@@ -231,14 +231,15 @@ def cmd_explain(args) -> int:
 
 @subcommand("choices", "open choices of a candidate (root or --trail)", _candidate_args)
 def cmd_choices(args) -> int:
+    from .names import choice_label
     cand = load_candidate(args)
-    chs = [{"name": c.name, "objects": list(c.objects), "values": list(c.values)}
-           for c in cand.choices()]
+    chs = [{"name": c.name, "objects": list(c.objects), "values": list(c.values),
+            "label": choice_label(cand, c.name, c.objects)} for c in cand.choices()]
     if args.json:
         print(json.dumps({"fixed": cand.is_fixed, "choices": chs}))
     else:
-        for c in chs:
-            print(f"{c['name']}({', '.join(c['objects'])}): {' | '.join(c['values'])}")
+        for c in chs:  # objects by their names (workbench.names), not raw ids
+            print(f"{c['label']} — {' | '.join(c['values'])}")
     return 0
 
 

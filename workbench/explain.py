@@ -17,10 +17,11 @@ culprits alone reproduce the target, and dropping any one of them does not.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .candidate import Candidate, Decision, as_objects
 from .errors import DeadEnd, InvalidDecision, WorkbenchError
+from .names import choice_label, decision_label, object_label
 
 
 @dataclass(frozen=True)
@@ -30,13 +31,15 @@ class Explanation:
     reasons: tuple  # (value or decision text, the constraint that fails)
     verified: bool  # the culprits reproduce it, and every one is needed
     checks: int  # target tests run
+    # the candidate explained: names the culprits' objects in `text` (raw ids without it)
+    cand: Candidate | None = field(default=None, repr=False, compare=False)
 
     @property
     def text(self) -> str:
         if not self.culprits:
             head = f"{self.target.removeprefix('decision ')} is ruled out by the kernel itself"
         else:
-            head = " and ".join(f"`{describe(d)}`" for d in self.culprits)
+            head = " and ".join(f"`{describe(d, self.cand)}`" for d in self.culprits)
             head += (" cannot hold together with " if self.target.startswith("decision")
                      else " leave no value of ")
             head += self.target.removeprefix("decision ")
@@ -49,12 +52,19 @@ class Explanation:
                 "checks": self.checks, "text": self.text}
 
 
-def describe(d: Decision) -> str:
-    return f"{d.choice}({', '.join(d.objects)}) = {'|'.join(d.values)}"
+def describe(d: Decision, cand: Candidate | None = None) -> str:
+    """A decision in words: with the candidate it belongs to (one whose
+    problem has its objects, e.g. the current one), its objects by their
+    names (`workbench.names`: "dim kind: mad · n · tile 0 = THREAD"); without,
+    the raw form "dim_kind(d13) = THREAD"."""
+    if cand is None:
+        return f"{d.choice}({', '.join(d.objects)}) = {'|'.join(d.values)}"
+    return decision_label(cand, d)
 
 
-def _constraint(e: DeadEnd) -> str:
-    objs = f" on ({', '.join(e.objects)})" if e.objects else ""
+def _constraint(e: DeadEnd, c: Candidate | None = None) -> str:
+    names = e.objects if c is None else [object_label(c, o) for o in e.objects]
+    objs = f" on ({', '.join(names)})" if e.objects else ""
     return f"{e.constraint}{objs}"
 
 
@@ -66,10 +76,14 @@ class _Target:
         self.decision, self.choice = decision, choice
 
     def __str__(self) -> str:
+        return self.text()
+
+    def text(self, cand: Candidate | None = None) -> str:
+        """In words when `cand` (the candidate explained) is given."""
         if self.decision is not None:
-            return f"decision {describe(self.decision)}"
+            return f"decision {describe(self.decision, cand)}"
         name, objs = self.choice
-        return f"{name}({', '.join(objs)})"
+        return f"{name}({', '.join(objs)})" if cand is None else choice_label(cand, name, objs)
 
     def reasons(self, c: Candidate):
         d = self.decision
@@ -80,9 +94,9 @@ class _Target:
             try:
                 c.decide(self.decision)
             except DeadEnd as e:
-                return ((describe(self.decision), _constraint(e)),)
+                return ((describe(self.decision, c), _constraint(e, c)),)
             except InvalidDecision as e:
-                return ((describe(self.decision), str(e)),)
+                return ((describe(self.decision, c), str(e)),)
             return None
         name, objs = self.choice
         out = []
@@ -90,7 +104,7 @@ class _Target:
             try:
                 c.apply(name, objs, value)
             except DeadEnd as e:
-                out.append((f"{name} = {value}", _constraint(e)))
+                out.append((f"{name} = {value}", _constraint(e, c)))
                 continue
             return None
         return tuple(out)
@@ -107,7 +121,7 @@ def _with(base: Candidate, extra) -> Candidate | str | None:
         try:
             c = c.decide(d)
         except DeadEnd as e:
-            return _constraint(e)
+            return _constraint(e, c)
         except InvalidDecision as e:
             return str(e)
     return c
@@ -140,7 +154,8 @@ def explain(cand: Candidate, *, decision=None, choice=None, prefixes=None) -> Ex
         return c is not None and (isinstance(c, str) or target.reasons(c) is not None)
 
     if not fails(len(trail), []):
-        raise WorkbenchError(f"{target} does not dead-end on this candidate: nothing to explain")
+        raise WorkbenchError(f"{target.text(cand)} does not dead-end on this candidate: "
+                             "nothing to explain")
     must: list = []  # culprits found so far
     limit = len(trail)
     while not fails(0, must):
@@ -154,10 +169,11 @@ def explain(cand: Candidate, *, decision=None, choice=None, prefixes=None) -> Ex
         must.insert(0, trail[hi - 1])  # kept in trail order: a lowering before its objects
         limit = hi - 1
     culprits = tuple(must)
-    return _verified(culprits, target, prefixes[0], checks)
+    return _verified(culprits, target, prefixes[0], checks, cand)
 
 
-def _verified(culprits, target: _Target, root: Candidate, checks: int) -> Explanation:
+def _verified(culprits, target: _Target, root: Candidate, checks: int,
+              cand: Candidate) -> Explanation:
     c = _with(root, culprits)
     reasons = (None if c is None else (("decisions", c),) if isinstance(c, str)
                else target.reasons(c))
@@ -168,7 +184,7 @@ def _verified(culprits, target: _Target, root: Candidate, checks: int) -> Explan
         rest = _with(root, culprits[:k] + culprits[k + 1:])
         ok = rest is None or not isinstance(rest, str) and target.reasons(rest) is None
         checks += 1
-    return Explanation(culprits, str(target), tuple(reasons or ()), ok, checks + 1)
+    return Explanation(culprits, target.text(cand), tuple(reasons or ()), ok, checks + 1, cand)
 
 
 def explain_trail(kernel, trail, *, space=None, choice=None) -> Explanation:
