@@ -1,11 +1,12 @@
-# `make lab`: set up and open the workbench.  `make test`: set up, lint and run every
+# `make lab`: set up and open the workbench.  `make demo`: the teaching dashboard
+# (Voilà).  `make test`: set up, lint and run every
 # law and component (the fast tier).  `make audit`: the long random-candidate audits.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 
-.PHONY: lab test audit bench gpu clean
+.PHONY: lab demo test audit bench gpu clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +29,12 @@ $(VENV)/.test: pyproject.toml | $(BIN)/python
 lab: $(VENV)/.lab
 	$(BIN)/jupyter lab --ip=127.0.0.1 $(ROOT_FLAG) --ServerApp.root_dir=. \
 		--LabApp.default_url=/lab/tree/notebooks/00_explorer.ipynb
+
+# The teaching dashboard: the explorer without code cells (Voilà), a kernel and
+# sizes picker and a guided walk-through, on http://127.0.0.1:8866/ (docs/demo.md).
+demo: $(VENV)/.lab
+	$(BIN)/voila notebooks/demo.ipynb --no-browser --Voila.ip=127.0.0.1 --port=8866 \
+		--show_tracebacks=True
 
 test: $(VENV)/.test
 	$(BIN)/ruff check workbench widgets tests benchmarks
