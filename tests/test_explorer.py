@@ -4,6 +4,7 @@ objects, assertions read the session and the panels' data."""
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -24,26 +25,38 @@ def kernel():
 
 def test_click_forces_a_decision_and_every_panel_follows(kernel, tmp_path):
     e = CandidateExplorer(kernel, state_path=tmp_path / "state.json", store=None,
-                          backend="cpu")
-    before = e.bound_html.value
-    row = e.choices_box.children[0]
-    name = row.children[0].value
-    btn = next(b for b in row.children[1:] if not b.disabled)
-    btn.click()
+                          backend="cpu", lookahead="off")
+    from widgets.explorer import Tab
+    e.tabs.selected_index = Tab.PATH  # hidden panels are drawn when shown
+    ch = e.choices._shown[1][0]
+    row = e.choices.rows()[0]
+    assert row["label"] == wb.choice_label(e.session.cand, ch.name, ch.objects)
+    value = next(v["v"] for v in row["values"] if not v["disabled"])
+    e.choices.click(0, value)
     cand = e.session.cand
-    assert len(cand.trail) == 1 and cand.trail[0].values[0] == btn._wb_value
-    assert cand.trail[0].choice in name
+    assert list(cand.trail) == [wb.Decision(ch.name, ch.objects, (value,))]
     assert len(e.path_box.children) == 2  # root and the decision, each with its bound
-    assert e.bound_html.value != before or "bound" in e.status.value
+    e.tabs.selected_index = Tab.BOUND
+    assert "bound" in e.bound_html.value.lower() and "bound" in e.status.value
+    assert "1 decision ·" in e.status.value and e.session.target in e.status.value
     assert (tmp_path / "state.json").exists()  # saved after the decision
     e.undo_b.click()
     assert len(e.session.cand.trail) == 0 and not e.redo_b.disabled
     e.redo_b.click()
     assert len(e.session.cand.trail) == 1
+    e.choices.view.event({"kind": "undo"})  # the keys u / Ctrl+Z in the page
+    assert len(e.session.cand.trail) == 0
+    e.choices.view.event({"kind": "redo"})
+    assert len(e.session.cand.trail) == 1
     e.filter.value = "size"
-    assert _rows(e) and all("size(" in r.children[0].value for r in _rows(e))
+    assert e.choices.rows() and all(r["raw"].startswith("size(") for r in e.choices.rows())
     e.force("dim_kind", ("d0",), "NOPE")  # a bad decision: a message, nothing lost
     assert "NOPE" in e.status.value and len(e.session.cand.trail) == 1
+    # a stale click (a row of an earlier refresh) does nothing
+    e.choices.view.event({"kind": "force", "key": "order|nope", "value": "BEFORE"})
+    assert len(e.session.cand.trail) == 1
+    # no bare object id anywhere a person reads the column
+    assert not any(re.search(r"\bd\d+\b", r["label"] + r["group"]) for r in e.choices.rows())
 
 
 def test_fixed_candidate_code_run_timings_and_sparsity(kernel, tmp_path):
@@ -63,31 +76,30 @@ def test_fixed_candidate_code_run_timings_and_sparsity(kernel, tmp_path):
     assert e.session.best_measured_ns() == rec["median_ns"]
 
 
-def test_background_lookahead_labels_every_value_and_a_stale_one_stops(kernel):
-    e = CandidateExplorer(kernel, store=None, backend="cpu")  # background by default
-    e.wait_lookahead(60)
-    buttons = [b for row in _rows(e) for b in row.children[1:]]
-    assert buttons and all(" · " in b.description or b.disabled for b in buttons)
-    gen = e._gen
-    e.filter.value = "size"  # a refresh while nothing is pending for it
-    assert e._gen == gen + 1
-    # a stale look-ahead (an older generation) labels nothing
-    row = e.choices_box.children[0]
-    ch = next(c for c in e.session.cand.choices() if c.name in row.children[0].value)
-    fresh = {v: _w_button(v) for v in ch.values}
-    e._fill(gen, e.session.cand, [(ch, fresh)])
-    assert all(b.description == v for v, b in fresh.items())
-
-
-def _rows(e):
-    """The choice rows on show (rows are reused; unused ones are hidden)."""
-    return [r for r in e.choices_box.children
-            if hasattr(r, "children") and r.layout.display != "none"]
-
-
-def _w_button(v):
-    import ipywidgets
-    return ipywidgets.Button(description=v)
+@pytest.mark.parametrize("mode", ["process", "background"])
+def test_lookahead_labels_every_value_and_a_stale_one_draws_nothing(kernel, mode):
+    e = CandidateExplorer(kernel, store=None, backend="cpu", lookahead=mode)
+    try:
+        assert e.wait_lookahead(240)
+        rows = e.choices.rows()
+        assert rows and e.choices.view.labelled
+        assert all(" · " in v["text"] or v["disabled"] for r in rows for v in r["values"])
+        assert any(v["text"].startswith("✓") for r in rows for v in r["values"])
+        gen = e._gen
+        e.filter.value = "size"  # a refresh: a newer generation
+        assert e._gen == gen + 1
+        drawn = e.choices.rows()
+        ch = e.choices._shown[1][0]
+        e.choices._on_results([("opts", gen, 0, ch.name, list(ch.objects),
+                                [(v, 1.0, "", False, "dead") for v in ch.values])])
+        assert e.choices.rows() == drawn  # a stale generation draws nothing
+        # a click while the worker is busy is answered by the kernel alone
+        e.choices.click(0, 0)
+        assert len(e.session.cand.trail) == 1 and e.wait_lookahead(240)
+        assert all(" · " in v["text"] or v["disabled"]
+                   for r in e.choices.rows() for v in r["values"])
+    finally:
+        e.close()
 
 
 def test_domain_grids_follow_an_order_decision(kernel):
@@ -168,12 +180,10 @@ def test_proven_values_finish_and_explained_dead_ends(kernel):
     Finish adopts the witness; a value that dead-ends is explained, and
     dropping a culprit re-applies every other decision."""
     e = CandidateExplorer(kernel, store=None, backend="cpu", lookahead="sync")
-    rows = _rows(e)
+    rows = e.choices.rows()
     assert rows
     for r in rows:
-        styles = [b.button_style for b in r.children[1:] if b.layout.display != "none"]
-        assert "success" in styles, r.children[0].value
-    assert any(b.description.startswith("✓") for r in rows for b in r.children[1:])
+        assert any(v["text"].startswith("✓") for v in r["values"]), r["label"]
     rng = random.Random(5)
     while True:  # a random-order decision that dead-ends, as a careless click would
         c = e.session.cand

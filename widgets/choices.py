@@ -1,7 +1,17 @@
-"""The choices panel's rows: one listed choice with a button per remaining
-value, labelled with the bound of its child once the look-ahead has it.
-Rows and buttons are reused for whatever choice they show next — creating
-widgets costs the page far more than changing their text."""
+"""The choices column: the open choices of the current candidate, grouped by
+instruction and loop nest, named in words, each value labelled with the
+bound of its child and whether it is proven to lead to an implementation.
+
+Drawing is one `ChoicesView` message per refresh (see choices_widget). The
+look-ahead that labels the values runs, by `lookahead` mode:
+- "process" (default): in a worker process (`workbench.lookahead_process`),
+  so it never competes with a click for the kernel's interpreter; the next
+  click stops it;
+- "background": in a thread of the kernel (the worker's fallback);
+- "sync": before `refresh` returns (tests, scripts); "off": never.
+Labels are kept by candidate digest: going back to a candidate shows them
+at once.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +22,12 @@ import time
 from workbench.errors import WorkbenchError
 from workbench.model.justification import fmt_time
 from workbench.model.lookahead import Stopped
+from workbench.names import choice_group, choice_label, raw
+from workbench.session import DEAD, PROVEN, Option
+
+from .choices_widget import ChoicesView
+
+MODES = ("process", "background", "sync", "off")
 
 
 def _w():
@@ -19,173 +35,207 @@ def _w():
     return ipywidgets
 
 
-class ValueRow:
-    """One listed choice: its name and a button per remaining value. The
-    widgets are reused for whatever choice the row shows next."""
-
-    def __init__(self, force):
-        w = _w()
-        self._force = force
-        self.name = w.HTML(layout=w.Layout(width="180px", flex="0 0 auto"))
-        self.buttons: list = []
-        self.box = w.HBox([self.name], layout=w.Layout(flex_flow="row wrap"))
-        self.choice = None
-
-    def _click(self, btn) -> None:
-        ch = self.choice
-        if ch is not None:
-            self._force(ch.name, ch.objects, btn._wb_value)
-
-    def show(self, ch, opts=None) -> None:
-        w = _w()
-        self.choice = ch
-        text = f"<code>{html.escape(ch.name)}({html.escape(', '.join(ch.objects))})</code>"
-        if self.name.value != text:
-            self.name.value = text
-        while len(self.buttons) < len(ch.values):
-            b = w.Button(layout=w.Layout(width="auto"))
-            b.on_click(self._click)
-            self.buttons.append(b)
-        by_value = {o.value: o for o in opts or ()}
-        for b, v in zip(self.buttons, ch.values):
-            b._wb_value = v
-            _set(b, _look(v, by_value.get(v)))
-        children = (self.name, *self.buttons[:len(ch.values)])
-        if self.box.children != children:
-            self.box.children = children
-        if self.box.layout.display is not None:
-            self.box.layout.display = None
-
-    def hide(self) -> None:
-        self.choice = None
-        self.box.layout.display = "none"
-
-    def buttons_for(self, ch) -> dict:
-        return dict(zip(ch.values, self.buttons))
+def choice_key(name: str, objects) -> str:
+    return f"{name}|{','.join(objects)}"
 
 
-def _look(value: str, o) -> dict:
-    """A value button's text, colour and tooltip, from its Option (None:
-    look-ahead not computed yet)."""
+def look(value: str, o: Option | None) -> dict:
+    """A value button's text, style and tooltip from its Option (None: the
+    look-ahead has not reached it yet)."""
     if o is None:
-        return {"description": value, "button_style": "", "disabled": False,
-                "tooltip": "force this value (child bound: computing)"}
-    if o.bound_ns is None:
-        return {"description": value, "button_style": "danger", "disabled": True,
-                "tooltip": o.dead_end or "dead end"}
-    if o.status == "dead":
-        return {"description": f"✗ {value}", "button_style": "danger", "disabled": True,
-                "tooltip": "no implementation below: its subtree was searched exhaustively"}
-    mark = "✓ " if o.status == "proven" else ""
+        return {"v": value, "text": value, "style": "pending", "disabled": False,
+                "tip": "force this value (the bound of its child: computing)"}
+    if o.bound_ns is None or o.status == DEAD:
+        why = o.dead_end or "no implementation below: its subtree was searched exhaustively"
+        return {"v": value, "text": f"✗ {value}", "style": "dead", "disabled": True,
+                "tip": why}
+    proven = o.status == PROVEN
     tip = ("proven: an implementation below it is known (it cannot get you stuck)"
-           if o.status == "proven" else
-           "open: not proven yet — propagation alone allows it, but it may get you stuck")
+           if proven else
+           "open: not proven yet — propagation allows it, but it may get you stuck")
     if o.above_best:
-        tip += "; its bound reaches the best measured time"
-    style = "warning" if o.above_best else "success" if o.status == "proven" else ""
-    return {"description": f"{mark}{value} · {fmt_time(o.bound_ns)}", "button_style": style,
-            "disabled": False, "tooltip": tip}
+        tip += "; its bound already reaches the best measured time"
+    style = "above" if o.above_best else "proven" if proven else "open"
+    return {"v": value, "text": f"{'✓ ' if proven else ''}{value} · {fmt_time(o.bound_ns)}",
+            "style": style, "disabled": False, "tip": f"child bound {fmt_time(o.bound_ns)}; {tip}"}
 
 
-def _set(widget, attrs: dict) -> None:
-    """Change only what differs, in one message to the page."""
-    changed = {k: v for k, v in attrs.items() if getattr(widget, k) != v}
-    if changed:
-        with widget.hold_sync():
-            for k, v in changed.items():
-                setattr(widget, k, v)
-
-
-def label_buttons(buttons: dict, opts) -> None:
-    """Put each option's child bound and marks on its button."""
-    for o in opts:
-        b = buttons.get(o.value)
-        if b is not None:
-            _set(b, _look(o.value, o))
-
+def _grouped(cand, chs: list) -> list:
+    """`chs` with each group's choices together, groups in the order they
+    first appear (the space's order of choices within a group)."""
+    first: dict = {}
+    for c in chs:
+        first.setdefault(choice_group(cand, c.name, c.objects), len(first))
+    return sorted(chs, key=lambda c: first[choice_group(cand, c.name, c.objects)])
 
 
 class ChoicesPanel:
-    """The left column: a filter, "most discriminating first", and a
-    `ValueRow` per listed open choice (at most `max_choices`), whose buttons
-    the look-ahead labels with their child's bound: "background" after the
-    click has updated every other panel (a click stays fast on big kernels),
-    "sync" before returning, "off" never."""
+    """The left column: a filter, "most discriminating first", and the
+    `ChoicesView` of at most `max_choices` open choices."""
 
     prove_s = 0.3  # seconds per value spent looking for a witness of its child
     witness_s = 30.0  # for the current candidate's (lowerings cost seconds cold)
-    last_proof_ms = 0.0
 
     def __init__(self, ex, max_choices: int, lookahead: str, on_change):
-        """`ex`: the explorer (its session, and `force` for a click);
+        """`ex`: the explorer (its session, `force`, `do`, `show_stuck`);
         `on_change()`: the filter or the ranking changed."""
-        if lookahead not in ("background", "sync", "off"):
-            raise WorkbenchError(f"lookahead must be background, sync or off, not {lookahead!r}")
+        if lookahead not in MODES:
+            raise WorkbenchError(f"lookahead must be one of {', '.join(MODES)}, "
+                                 f"not {lookahead!r}")
         w = _w()
         self._ex = ex
         self.max_choices = max_choices
         self.lookahead = lookahead
         self.gen = 0  # bumped by every refresh and click: a stale look-ahead stops
+        self.last_lookahead_ms = 0.0  # refresh → every listed value has its child bound
+        self.last_proof_ms = 0.0  # refresh → proofs done
+        self._labels: dict = {}  # (digest, choice, objects) -> (phase, [Option])
+        self._listed: dict = {}  # key -> Choice on show
+        self._shown: tuple = (None, [])  # (candidate, listed choices)
+        self._jobs: dict = {}  # gen -> (digest, t0, final phase)
+        self._done = threading.Condition()
+        self._done_gen = 0
+        self._lock = threading.RLock()
         self._worker: threading.Thread | None = None
-        self.last_lookahead_ms = 0.0
-        self.filter = w.Text(placeholder="filter: choice or object",
+        self._proc = None
+        if lookahead == "process":
+            from workbench.lookahead_process import LookaheadProcess
+            self._proc = LookaheadProcess(self._on_results)
+        self.filter = w.Text(placeholder="filter: instruction, dimension or choice",
                              layout=w.Layout(width="260px"))
         self.filter.observe(lambda _: on_change(), names="value")
         self.hint = w.Checkbox(description="most discriminating first", value=False)
         self.hint.observe(lambda _: on_change(), names="value")
-        self.box = w.VBox()
-        self.box.add_class("wb-choices")  # for the browser test
-        self._rows: list = []
-        self._more = w.HTML()
-        self.widget = w.VBox([w.HBox([self.filter, self.hint]), self.box],
+        self.view = ChoicesView()
+        self.view.on_event(self._on_event)
+        self.box = self.view
+        self.widget = w.VBox([w.HBox([self.filter, self.hint]), self.view],
                              layout=w.Layout(width="46%"))
 
-    def listed(self, chs: list) -> list:
-        """The open choices `chs` on show: filtered, ranked when asked, cut."""
-        session = self._ex.session
+    # ------------------------------------------------------------ listing
+    def listed(self, chs: list, cand) -> tuple[list, str]:
+        """The open choices `chs` on show — filtered, grouped (or ranked when
+        asked), cut — and a note about the ranking."""
         f = self.filter.value.strip().lower()
         if f:
-            chs = [c for c in chs if f in c.name.lower() or any(f in o.lower() for o in c.objects)]
+            chs = [c for c in chs if f in c.name.lower() or any(f in o.lower() for o in c.objects)
+                   or f in choice_label(cand, c.name, c.objects).lower()]
+        note = ""
         if self.hint.value and chs:
-            from workbench.model.lookahead import rank_choices
-            try:
-                rank = {(r.choice, r.objects): k for k, r in
-                        enumerate(rank_choices(session.cand, session.target,
-                                               parent=session.bound()))}
-            except WorkbenchError:
-                rank = {}
-            chs.sort(key=lambda c: rank.get((c.name, c.objects), len(rank)))
-        return chs[:self.max_choices]
+            ranked = self._ranked(cand)
+            rank = {k: i for i, k in enumerate(ranked)}
+            top = [c for c in chs if (c.name, c.objects) in rank]
+            top.sort(key=lambda c: rank[(c.name, c.objects)])
+            rest = [c for c in chs if (c.name, c.objects) not in rank]
+            if top:
+                note = (f"{len(top)} choice{'s' if len(top) > 1 else ''} whose values give "
+                        "different bounds, most discriminating first; the others after")
+                chs = top + _grouped(cand, rest)
+            else:
+                note = ("no open choice changes the bound here: every value of every choice "
+                        "gives the same bound")
+        else:
+            chs = _grouped(cand, chs)
+        return chs[:self.max_choices], note
+
+    def _ranked(self, cand) -> list:
+        from workbench.model.lookahead import rank_choices
+        session = self._ex.session
+        try:
+            ranked = rank_choices(cand, session.target, parent=session.bound(cand))
+        except WorkbenchError:
+            return []
+        return [(r.choice, r.objects) for r in ranked if r.spread_ns > 0]
+
+    def _row(self, cand, ch) -> dict:
+        got = self._labels.get((cand.digest(), ch.name, ch.objects))
+        by_value = {o.value: o for o in got[1]} if got else {}
+        return {"key": choice_key(ch.name, ch.objects),
+                "label": choice_label(cand, ch.name, ch.objects),
+                "raw": raw(ch.name, ch.objects),
+                "group": choice_group(cand, ch.name, ch.objects),
+                "values": [look(v, by_value.get(v)) for v in ch.values]}
+
+    def _final(self) -> int:
+        return 1 if self.prove_s > 0 else 0
 
     def refresh(self, cand) -> tuple:
-        """Rows for the listed choices of `cand`, labelled from the
-        look-ahead cache; (generation, candidate, (choice, buttons) still to
-        label) for `start_lookahead`. Rows and buttons are kept and
-        re-labelled, never rebuilt: creating widgets costs the browser far
-        more than changing their text."""
-        self.gen += 1
-        open_choices = cand.choices()
-        listed = self.listed(open_choices)
-        while len(self._rows) < len(listed):
-            self._rows.append(ValueRow(self._ex.force))
-        pending = []
-        for row, ch in zip(self._rows, listed):
-            opts = self._ex.session.cached_options(ch.name, ch.objects, cand)
-            row.show(ch, opts)
-            if opts is None:
-                pending.append((ch, row.buttons_for(ch)))
-        for row in self._rows[len(listed):]:
-            row.hide()
-        more = len(open_choices) - len(listed)
-        self._more.value = f"<i>{more} more open choices (filter to see them)</i>" \
-            if more > 0 else ""
-        children = (*[r.box for r in self._rows], self._more)
-        if self.box.children != children:
-            self.box.children = children
-        return self.gen, cand, pending
+        """The rows for `cand`, labelled from the cache; (generation,
+        candidate, choices still to label) for `start_lookahead`."""
+        with self._lock:
+            self.gen += 1
+            gen, digest = self.gen, cand.digest()
+            open_choices = cand.choices()
+            listed, note = self.listed(open_choices, cand) if open_choices else ([], "")
+            self._listed = {choice_key(c.name, c.objects): c for c in listed}
+            self._shown = (cand, listed)
+            final = self._final()
+            pending = [c for c in listed
+                       if self._labels.get((digest, c.name, c.objects), (-1,))[0] < final]
+            if not open_choices:
+                note = ("<b>Every choice is decided</b>: this candidate is an implementation. "
+                        "The Code tab shows its CUDA; Run measures it. Undo (u) to go back.")
+            elif not listed:
+                f = html.escape(self.filter.value)
+                note = f"<i>no open choice matches the filter {f!r}</i>"
+            elif pending and self.lookahead != "off":
+                note = (note + "<br>" if note else "") + \
+                    "<span class='wb-spin'>⏳ computing each value's child bound…</span>"
+            more = len(open_choices) - len(listed)
+            self._draw(gen, cand, listed, note,
+                       f"{more} more open choices (filter to see them)" if more > 0 else "")
+            if not pending or self.lookahead == "off":
+                self._finish(gen)
+            return gen, cand, pending
 
+    def _draw(self, gen, cand, listed, note=None, more=None) -> None:
+        rows = [self._row(cand, c) for c in listed]
+        labelled = all(v["style"] != "pending" for r in rows for v in r["values"])
+        with self.view.hold_sync():
+            self.view.rows = rows
+            self.view.gen = gen
+            self.view.labelled = labelled
+            if note is not None:
+                self.view.note = note
+            if more is not None:
+                self.view.more = more
+
+    def _redraw(self, gen: int, note: str | None = None) -> None:
+        """The current rows again with whatever labels arrived (one message)."""
+        with self._lock:
+            if gen != self.gen:
+                return
+            cand, listed = self._shown
+            self._draw(gen, cand, listed, note)
+
+    # ------------------------------------------------------------- events
+    def _on_event(self, content: dict) -> None:
+        ex = self._ex
+        kind = content.get("kind")
+        if kind == "undo":
+            ex.do(ex.session.undo)
+        elif kind == "redo":
+            ex.do(ex.session.redo)
+        elif kind == "force":
+            ch = self._listed.get(content.get("key"))
+            if ch is not None and content.get("value") in ch.values:
+                ex.force(ch.name, ch.objects, content["value"])
+
+    def click(self, row: int, value) -> None:
+        """Force `value` (a string or an index) of the `row`-th listed
+        choice, as a click in the page does."""
+        ch = self._shown[1][row]
+        v = ch.values[value] if isinstance(value, int) else value
+        self.view.event({"kind": "force", "key": choice_key(ch.name, ch.objects), "value": v})
+
+    # --------------------------------------------------------- look-ahead
     def start_lookahead(self, gen: int, cand, pending: list) -> None:
         if not pending or self.lookahead == "off":
+            return
+        self._jobs[gen] = (cand.digest(), time.perf_counter(), self._final())
+        for old in [g for g in self._jobs if g < gen - 8]:
+            del self._jobs[old]
+        if self.lookahead == "process" and self._submit(gen, cand, pending):
             return
         if self.lookahead == "sync":
             self.fill(gen, cand, pending)
@@ -194,42 +244,120 @@ class ChoicesPanel:
                                             daemon=True, name="explorer-lookahead")
             self._worker.start()
 
+    def _submit(self, gen: int, cand, pending: list) -> bool:
+        s = self._ex.session
+        return self._proc.submit({
+            "gen": gen, "kernel": cand.problem.root_problem.kernel.spec(),
+            "space": cand.space.name, "target": s.target,
+            "trail": [d.to_dict() for d in cand.trail],
+            "items": [(c.name, list(c.objects)) for c in pending],
+            "prove_s": self.prove_s, "witness_s": self.witness_s,
+            "best_ns": s.best_measured_ns()})
+
+    def _on_results(self, msgs: list) -> None:
+        """A batch from the worker process (its reader thread)."""
+        touched, finished = set(), []
+        for m in msgs:
+            kind, gen = m[0], m[1]
+            job = self._jobs.get(gen)
+            if job is None:
+                continue
+            digest, t0, final = job
+            if kind == "opts":
+                _, _, phase, choice, objects, tuples = m
+                self._labels[(digest, choice, tuple(objects))] = \
+                    (phase, [Option(*t) for t in tuples])
+                touched.add(gen)
+            elif kind == "fail":
+                _, _, choice, objects, why = m
+                self._labels[(digest, choice, tuple(objects))] = (final, [])
+                touched.add(gen)
+            elif kind == "phase":
+                self._phase_done(gen, m[2], t0, final)
+                if m[2] >= final:
+                    finished.append(gen)
+            elif kind == "error":
+                self._redraw(gen, f"<span style='color:#b00'>look-ahead failed: "
+                                  f"{html.escape(str(m[2]))}</span>")
+                finished.append(gen)
+        for gen in touched - set(finished):
+            self._redraw(gen)
+        for gen in finished:
+            self._redraw(gen, "")
+            self._after_proofs(gen)
+
+    def _phase_done(self, gen: int, phase: int, t0: float, final: int) -> None:
+        ms = (time.perf_counter() - t0) * 1e3
+        if phase == 0:
+            self.last_lookahead_ms = ms
+            if final > 0 and gen == self.gen:
+                self._redraw(gen, "<span class='wb-spin'>⏳ bounds done; looking for "
+                                  "implementations below each value…</span>")
+        if phase >= final:
+            self.last_proof_ms = ms
+
+    def _after_proofs(self, gen: int) -> None:
+        """Proofs are in: a listed choice whose every value is dead is
+        explained; waiters are woken."""
+        if gen == self.gen:
+            cand, listed = self._shown
+            for ch in listed:
+                got = self._labels.get((cand.digest(), ch.name, ch.objects))
+                if got and got[1] and all(o.status == DEAD for o in got[1]):
+                    self._ex.show_stuck(ch)
+                    break
+        self._finish(gen)
+
+    def _finish(self, gen: int) -> None:
+        with self._done:
+            self._done_gen = max(self._done_gen, gen)
+            self._done.notify_all()
+
     def fill(self, gen: int, cand, pending: list) -> None:
-        """Each listed value's child bound; stops as soon as a newer refresh
-        (another click) has made this candidate stale."""
+        """The look-ahead in this interpreter (sync and background modes);
+        stops as soon as a newer refresh has made `cand` stale."""
         t0 = time.perf_counter()
-        session = self._ex.session
-        stuck = None
-        # first every child's bound (and what known witnesses prove), then
-        # a witness of this candidate and of each value's child, time-boxed
-        for prove_s in (0.0, self.prove_s):
+        session, digest = self._ex.session, cand.digest()
+        stale = lambda: gen != self.gen  # noqa: E731
+        final = self._final()
+        for phase, prove_s in enumerate((0.0, self.prove_s)[:final + 1]):
             if prove_s:
-                session.witness(cand, budget_s=self.witness_s, stop=lambda: gen != self.gen)
-            for ch, buttons in pending:
-                if gen != self.gen:
+                session.witness(cand, budget_s=self.witness_s, stop=stale)
+            for ch in pending:
+                if stale():
                     return
                 try:
-                    opts = session.options(ch.name, ch.objects, cand, prove_s=prove_s,
-                                           stop=lambda: gen != self.gen)
+                    opts = session.options(ch.name, ch.objects, cand, prove_s=prove_s, stop=stale)
                 except Stopped:
                     return
-                except WorkbenchError as exc:
-                    for b in buttons.values():
-                        b.tooltip = f"no look-ahead: {exc}"
-                    continue
-                label_buttons(buttons, opts)
-                if stuck is None and opts and all(o.status == "dead" for o in opts):
-                    stuck = ch
-            if not prove_s:
-                self.last_lookahead_ms = (time.perf_counter() - t0) * 1e3
-        self.last_proof_ms = (time.perf_counter() - t0) * 1e3
-        if stuck is not None and gen == self.gen:
-            self._ex.show_stuck(stuck)
+                except WorkbenchError:
+                    opts = []
+                self._labels[(digest, ch.name, ch.objects)] = (phase, opts)
+                if self.lookahead != "sync":
+                    self._redraw(gen)
+            self._phase_done(gen, phase, t0, final)
+        self._redraw(gen, "")
+        self._after_proofs(gen)
 
-    def wait_lookahead(self, timeout: float | None = None) -> None:
-        """Block until the background look-ahead of the last refresh is done."""
-        if self._worker is not None:
-            self._worker.join(timeout)
+    def wait_lookahead(self, timeout: float | None = None) -> bool:
+        """Block until the look-ahead of the last refresh is done (bounds
+        and proofs); False on timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._done:
+            while self._done_gen < self.gen:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self._done.wait(left)
+        return True
+
+    def rows(self) -> list:
+        """The rows on show, as the page draws them."""
+        return list(self.view.rows)
+
+    def close(self) -> None:
+        if self._proc is not None:
+            self._proc.close()
 
 
-__all__ = ["ChoicesPanel", "ValueRow", "label_buttons"]
+__all__ = ["ChoicesPanel", "choice_key", "look"]

@@ -10,8 +10,9 @@ addressed by `Tab`: bound and path (`path_view`), domains (`domains`), code
 (`code_view`: the CUDA of a fixed candidate; Run measures it on the GPU when
 there is one, else on the CPU, into the record store), timings
 (`timings_view`), sparsity (`sparsity_view`), search (`search_view`: from
-the current candidate; adopt its best as a branch) and fusion
-(`fusion_view`). A panel has a `widget`, `refresh()` (every click, cheap)
+the current candidate; adopt its best as a branch), fusion
+(`fusion_view`) and compare (`compare_view`: two branches' decisions, bounds,
+times and code side by side). A panel has a `widget`, `refresh()` (every click, cheap)
 and `show()` (while its tab is on show: figures cost the page).
 """
 
@@ -29,6 +30,7 @@ from workbench.session import Session
 
 from .choices import ChoicesPanel
 from .code_view import CodePanel, default_backend
+from .compare_view import ComparePanel
 from .domains import DomainsPanel
 from .fusion_view import FusionPanel
 from .path_view import BoundPanel, PathPanel
@@ -48,6 +50,7 @@ class Tab(enum.IntEnum):
     SPARSITY = 5
     SEARCH = 6
     FUSION = 7
+    COMPARE = 8
 
     @property
     def title(self) -> str:
@@ -56,7 +59,7 @@ class Tab(enum.IntEnum):
 
 _PANELS = {Tab.BOUND: BoundPanel, Tab.PATH: PathPanel, Tab.DOMAINS: DomainsPanel,
            Tab.CODE: CodePanel, Tab.TIMINGS: TimingsPanel, Tab.SPARSITY: SparsityPanel,
-           Tab.SEARCH: SearchPanel, Tab.FUSION: FusionPanel}
+           Tab.SEARCH: SearchPanel, Tab.FUSION: FusionPanel, Tab.COMPARE: ComparePanel}
 
 
 def _w():
@@ -82,8 +85,11 @@ class CandidateExplorer:
         self.last_click_ms = 0.0
         self._t_click: float | None = None
         self.backend = backend or default_backend()
+        if self.session.target is None:  # one target per view: the measuring backend's
+            self.session.set_target(backend_target(self.backend))
         self.message = ""
         self.last_refresh_ms = 0.0
+        self._was_fixed = False
         self._build(max_choices, lookahead)
         self.refresh()
 
@@ -107,6 +113,11 @@ class CandidateExplorer:
         self.reset_b.on_click(lambda _: self.do(self.session.reset))
         self.branch_b.on_click(lambda _: self.do(self.session.new_branch))
         self.branches.observe(self._on_branch, names="value")
+        self.target_dd = w.Dropdown(description="bound on", options=model_targets(),
+                                    value=self.session.target, layout=w.Layout(width="240px"),
+                                    tooltip="the hardware table of the bound, the buttons, Run "
+                                            "and the Timings tab")
+        self.target_dd.observe(self._on_target, names="value")
         self.choices = ChoicesPanel(self, max_choices, lookahead, self._relist)
         self.panels = {tab: make(self) for tab, make in _PANELS.items()}
         self.tabs = w.Tab(children=[self.panels[tab].widget for tab in Tab])
@@ -114,8 +125,9 @@ class CandidateExplorer:
             self.tabs.set_title(tab, tab.title)
         self.tabs.observe(lambda _: self._show_selected(), names="selected_index")
         self.widget = w.VBox([
-            self.title, w.HBox([self.undo_b, self.redo_b, self.reset_b, self.branch_b,
-                                self.finish_b, self.branches]),
+            w.HTML(_STYLE), self.title,
+            w.HBox([self.undo_b, self.redo_b, self.reset_b, self.branch_b, self.finish_b,
+                    self.branches, self.target_dd], layout=w.Layout(flex_flow="row wrap")),
             self.status, self.why, w.HBox([self.choices.widget,
                                  w.Box([self.tabs], layout=w.Layout(width="54%"))])])
         self.widget.add_class("wb-explorer")
@@ -129,7 +141,6 @@ class CandidateExplorer:
     hint = property(lambda self: self.choices.hint)
     choices_box = property(lambda self: self.choices.box)
     _gen = property(lambda self: self.choices.gen)
-    _fill = property(lambda self: self.choices.fill)
     wait_lookahead = property(lambda self: self.choices.wait_lookahead)
     last_lookahead_ms = property(lambda self: self.choices.last_lookahead_ms)
     bound_html = property(lambda self: self.panels[Tab.BOUND].html)
@@ -160,14 +171,19 @@ class CandidateExplorer:
     def adopt_search(self) -> None:
         self.panels[Tab.SEARCH].adopt()
 
+    def draw(self, tab: Tab):
+        """Refresh and draw one panel, shown or not; what its show() returns."""
+        self.panels[tab].refresh()
+        return self.panels[tab].show()
+
     def refresh_timings(self):
-        return self.panels[Tab.TIMINGS].show()
+        return self.draw(Tab.TIMINGS)
 
     def refresh_sparsity(self):
-        return self.panels[Tab.SPARSITY].show()
+        return self.draw(Tab.SPARSITY)
 
     def refresh_fusion(self):
-        return self.panels[Tab.FUSION].show()
+        return self.draw(Tab.FUSION)
 
     # ------------------------------------------------------------- actions
     def do(self, fn, *args):
@@ -205,7 +221,8 @@ class CandidateExplorer:
         drops = []
         for d in ex.culprits:
             step = trail.index(d) + 1
-            b = w.Button(description=f"drop {describe(d)}", layout=w.Layout(width="auto"),
+            b = w.Button(description=f"drop {describe(d, self.session.cand)}",
+                         layout=w.Layout(width="auto"),
                          tooltip=f"re-apply every decision but number {step}")
             b.on_click(lambda _, step=step: self.do(self.session.drop, step))
             drops.append(b)
@@ -215,44 +232,63 @@ class CandidateExplorer:
         self.why.children = (head, w.HBox(drops, layout=w.Layout(flex_flow="row wrap")))
         return ex
 
+    def _on_target(self, change) -> None:
+        if change["new"] != self.session.target:
+            self.do(self.session.set_target, change["new"])
+
+    def close(self) -> None:
+        """Stop the look-ahead worker process (it also ends with the kernel)."""
+        self.choices.close()
+
     def _on_branch(self, change) -> None:
         if change["new"] is not None and change["new"] != self.session.current:
             self.do(self.session.switch, change["new"])
 
     # ------------------------------------------------------------- refresh
     def refresh(self) -> None:
-        """Every panel from the session. The status line is written last (it
-        tells how long the click took in the kernel), and the look-ahead of
-        the listed values starts only after every panel has been sent."""
+        """The header, the choices and the panel on show from the session
+        (hidden panels follow when shown). The status line is written last
+        (it tells how long the click took in the kernel), and the look-ahead
+        of the listed values starts only after everything has been sent."""
         t0 = time.perf_counter()
         t_click, self._t_click = self._t_click or t0, None
         s, cand = self.session, self.session.cand
         b = s.bound()
-        best = s.best_measured_ns()
-        state = "fixed" if cand.is_fixed else f"{cand.open_count()} open choices"
-        self.title.value = (f"<h3 style='margin:4px 0'>{html.escape(cand.kernel.name)} "
-                            f"{html.escape(str(cand.problem.root_problem.kernel.spec()))}</h3>")
+        best = s.best_measured_ns(backend=self.backend)
+        n_open = cand.open_count()
+        state = "fixed" if cand.is_fixed else _plural(n_open, "open choice")
+        kernel = cand.problem.root_problem.kernel
+        title = (f"<h3 style='margin:4px 0'>{html.escape(kernel.name)} "
+                 f"<span style='font-weight:normal'>{html.escape(_sizes(kernel.spec()))}"
+                 f"</span></h3>")
+        if self.title.value != title:
+            self.title.value = title
         self.undo_b.disabled = s.branch.pos == 0
         self.redo_b.disabled = s.branch.pos + 1 >= len(s.branch.history)
         opts = [(br.name, k) for k, br in enumerate(s.branches)]
         if list(self.branches.options) != opts:
             self.branches.options = opts
         self.branches.value = s.current
+        if self.target_dd.value != s.target:
+            self.target_dd.value = s.target
         if self.why.children:
             self.why.children = ()
         self.finish_b.disabled = cand.is_fixed
+        if cand.is_fixed and not self._was_fixed:  # what comes next: its code, Run
+            self.tabs.selected_index = Tab.CODE
+        self._was_fixed = cand.is_fixed
         gen, _, pending = self.choices.refresh(cand)
-        for panel in self.panels.values():
-            panel.refresh()
         self._show_selected()
         now = time.perf_counter()
         self.last_refresh_ms = (now - t0) * 1e3
         self.last_click_ms = (now - t_click) * 1e3  # the decision itself and the refresh
-        self.status.value = (f"<b>bound {fmt_time(b.value_ns)}</b> · {state} · "
-                             f"{len(cand.trail)} decisions · best measured "
-                             f"{fmt_time(best) if best else '—'} {self.message} "
+        best_text = (f"{fmt_time(best)} on {html.escape(self.backend)}" if best else "—")
+        self.status.value = (f"<span class='wb-status'><b>bound {fmt_time(b.value_ns)}</b> on "
+                             f"{html.escape(str(s.target))} · {state} · "
+                             f"{_plural(len(cand.trail), 'decision')} · best measured "
+                             f"{best_text} {self.message} "
                              f"<span style='color:#888;font-size:85%'>"
-                             f"({self.last_click_ms:.0f} ms in the kernel)</span>")
+                             f"({self.last_click_ms:.0f} ms in the kernel)</span></span>")
         self.choices.start_lookahead(gen, cand, pending)
 
     def _relist(self) -> None:
@@ -260,9 +296,53 @@ class CandidateExplorer:
         self.choices.start_lookahead(*self.choices.refresh(self.session.cand))
 
     def _show_selected(self) -> None:
-        """Draw the panel on show (hidden figures are drawn when shown)."""
+        """Refresh and draw the panel on show; hidden panels wait until shown."""
         if self.tabs.selected_index is not None:
-            self.panels[Tab(self.tabs.selected_index)].show()
+            panel = self.panels[Tab(self.tabs.selected_index)]
+            panel.refresh()
+            panel.show()
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _sizes(spec: dict) -> str:
+    """A kernel spec's sizes as a person writes them: m=1024 · n=1024 · k=1024."""
+    return " · ".join(f"{k}={v:,}" if isinstance(v, int) else f"{k}={v}"
+                      for k, v in spec.items() if k != "builder")
+
+
+def backend_target(backend: str) -> str | None:
+    """The hardware table the measuring backend's records use."""
+    from workbench.runtime import get_backend
+    try:
+        return get_backend(backend).target
+    except Exception:  # noqa: BLE001 - an unusable backend: the default target
+        return None
+
+
+def model_targets() -> list:
+    """(label, name) of every target with a bound model."""
+    from workbench.model.hardware import hardware
+    from workbench.target import available_targets
+    out = []
+    for name in available_targets():
+        try:
+            hardware(name)
+        except WorkbenchError:
+            continue
+        out.append((name, name))
+    return out
+
+
+# the tab bar wraps instead of cutting titles ("Domai", "Sparsit")
+_STYLE = """<style>
+.wb-explorer .lm-TabBar-content, .wb-explorer .p-TabBar-content { flex-wrap: wrap; }
+.wb-explorer .lm-TabBar-tab, .wb-explorer .p-TabBar-tab { min-width: 0 !important;
+  flex: 0 0 auto !important; max-width: none !important; }
+.wb-explorer .lm-TabBar-tabLabel { overflow: visible; text-overflow: clip; }
+</style>"""
 
 
 

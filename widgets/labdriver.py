@@ -93,29 +93,25 @@ def lab_server(data_dir: Path, log: Path):
 
 
 # JavaScript run in the page: click a value and time until the page shows
-# the new state. "panels" = the status line (bound, decisions) and the
-# domains table both changed; "lookahead" = the value buttons carry child
-# bounds again.
+# the new state. "panels" = the status line, the choices column and the
+# panel on show (the domains table when the Domains tab is open) all changed;
+# "lookahead" = every listed value carries its child bound again.
 _LABELLED_JS = """(() => {
-    const row = [...document.querySelectorAll('.wb-choices > .widget-hbox')]
-        .find(r => r.offsetParent !== null);
-    if (!row) return false;
-    const bs = [...row.querySelectorAll('button')];
-    return bs.length > 0 && bs.every(b => b.disabled || b.textContent.includes(' · '));
+    const c = document.querySelector('.wb-choices');
+    return !!c && c.dataset.labelled === 'true' && c.querySelectorAll('.wb-row').length > 0;
 })()"""
 _CLICK_JS = """
 async ([rowIndex, valueIndex]) => {
-  const q = (s) => document.querySelector(s);
-  const status = [...document.querySelectorAll('.widget-html-content')]
-      .find(e => e.textContent.includes('decisions ·'));
-  const domains = [...document.querySelectorAll('.widget-html-content')]
-      .find(e => e.textContent.includes('values left'));
-  const rows = [...document.querySelectorAll('.wb-choices > .widget-hbox')]
-      .filter(r => r.offsetParent !== null);
-  const row = rows[rowIndex];
+  const status = document.querySelector('.wb-status');
+  const choices = document.querySelector('.wb-choices');
+  const shown = () => [...document.querySelectorAll('.wb-explorer .widget-tab-contents > *')]
+      .find(p => p.offsetParent !== null);
+  const panelText = () => { const p = shown(); return p ? p.textContent : ''; };
+  const rows = [...choices.querySelectorAll('.wb-row')];
+  const row = rows[Math.min(rowIndex, rows.length - 1)];
   const buttons = [...row.querySelectorAll('button')].filter(b => !b.disabled);
   const button = buttons[valueIndex % buttons.length];
-  const before = [status.textContent, domains.textContent];
+  const before = [status.textContent, panelText(), choices.dataset.gen];
   const label = button.textContent;
   const t0 = performance.now();
   button.click();
@@ -123,12 +119,15 @@ async ([rowIndex, valueIndex]) => {
     const tick = () => pred() ? resolve(performance.now() - t0) : requestAnimationFrame(tick);
     tick();
   });
-  const panels = await wait(() => status.textContent !== before[0]
-                                  && domains.textContent !== before[1]);
+  const panels = await wait(() => {
+    const s = document.querySelector('.wb-status');
+    return s && s.textContent !== before[0] && choices.dataset.gen !== before[2]
+      && panelText() !== before[1];
+  });
   const lookahead = await wait(() => LABELLED());
   return {value: label, panels_ms: panels, lookahead_ms: lookahead,
-          status_before: before[0], status_after: status.textContent,
-          domains_changed: domains.textContent !== before[1]};
+          status_before: before[0], status_after: document.querySelector('.wb-status').textContent,
+          domains_changed: panelText() !== before[1]};
 }
 """.replace("LABELLED()", _LABELLED_JS)
 
@@ -146,8 +145,8 @@ class LabPage:
         page.click("li.lm-MenuBar-item:has-text('Run')")
         page.click(".lm-Menu-itemLabel:text-is('Run All Cells')")
         page.wait_for_selector(".wb-explorer", timeout=timeout_s * 1e3)
-        page.wait_for_function("document.body.innerText.includes('decisions ·')",
-                               timeout=timeout_s * 1e3)
+        page.wait_for_selector(".wb-status", timeout=timeout_s * 1e3)
+        page.wait_for_selector(".wb-choices", timeout=timeout_s * 1e3)
 
     def wait_lookahead(self, timeout_s: float = 120) -> None:
         self.page.wait_for_function(_LABELLED_JS, timeout=timeout_s * 1e3)
@@ -160,6 +159,19 @@ class LabPage:
     def click_value(self, row: int = 0, value: int = 0) -> dict:
         """Click a value of the `row`-th listed choice; the timings in ms."""
         return self.page.evaluate(_CLICK_JS, [row, value])
+
+    def status(self) -> str:
+        return self.page.evaluate(
+            "(document.querySelector('.wb-status') || {textContent: ''}).textContent")
+
+    def select_tab(self, title: str) -> None:
+        """Show the explorer's tab `title` (e.g. "Domains")."""
+        self.page.click(f".wb-explorer .lm-TabBar-tab:has-text('{title}')")
+
+    def press(self, key: str) -> None:
+        """A key typed in the choices column (u: undo, r: redo, arrows, Enter)."""
+        self.page.focus(".wb-choices")
+        self.page.keyboard.press(key)
 
     def screenshot(self, path: Path) -> Path:
         """The page with the explorer scrolled to the top of the notebook."""

@@ -24,6 +24,7 @@ from . import kernels, poly, recipes, search, volume, witness
 from ._version import __version__
 from .candidate import Candidate, Choice, Decision, Pruning
 from .codegen import Generated, generate
+from .compare import Comparison, compare, compare_candidates
 from .descent import Descent, descend, random_fixed, space_stats
 from .errors import DeadEnd, InvalidDecision, SpaceError, SpaceSyntaxError, WorkbenchError
 from .explain import Explanation, explain, explain_trail
@@ -56,13 +57,13 @@ def explore(kernel_or_candidate, **options):
 
 
 __all__ = [
-    "Backend", "Bound", "Candidate", "Choice", "ChoiceOrder", "DeadEnd", "Decision", "Descent",
-    "Explanation", "Generated", "InvalidDecision", "Option", "Pruning", "Record", "RecordStore",
-    "Search", "Session",
-    "Space", "SpaceError", "SpaceSyntaxError", "WorkbenchError", "__version__", "bound",
-    "choice_group", "choice_label", "choice_order", "data_dir", "decision_label", "descend",
-    "evaluate", "explain", "explain_trail", "explore", "find_witness", "generate", "get_backend",
-    "kernels", "load_records", "load_space", "lookahead", "measure_reference", "object_label",
-    "poly", "random_fixed", "rank_choices", "raw", "recipes", "register_backend",
-    "register_order", "search", "space_stats", "volume", "witness",
+    "Backend", "Bound", "Candidate", "Choice", "ChoiceOrder", "Comparison", "DeadEnd", "Decision",
+    "Descent", "Explanation", "Generated", "InvalidDecision", "Option", "Pruning", "Record",
+    "RecordStore", "Search", "Session", "Space", "SpaceError", "SpaceSyntaxError",
+    "WorkbenchError", "__version__", "bound", "choice_group", "choice_label", "choice_order",
+    "compare", "compare_candidates", "data_dir", "decision_label", "descend", "evaluate",
+    "explain", "explain_trail", "explore", "find_witness", "generate", "get_backend", "kernels",
+    "load_records", "load_space", "lookahead", "measure_reference", "object_label", "poly",
+    "random_fixed", "rank_choices", "raw", "recipes", "register_backend", "register_order",
+    "search", "space_stats", "volume", "witness",
 ]

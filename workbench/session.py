@@ -309,11 +309,33 @@ class Session:
         self._autosave()
         return self.cand
 
-    def best_measured_ns(self) -> float | None:
-        """Best median time of this kernel (same sizes) in the record store."""
-        rows = self._rows()
-        ok = [r["median_ns"] for r in rows if r.get("status") == "ok" and r.get("median_ns")]
+    def best_measured_ns(self, backend: str | None = None, target: str | None = None
+                         ) -> float | None:
+        """Best median time of this kernel (same sizes) in the record store,
+        of records whose bound used `target` (default: the session's, when
+        set — a CPU time beside a GPU bound means nothing) and, when given,
+        measured by `backend`."""
+        target = target or self.target
+        ok = [r["median_ns"] for r in self._rows()
+              if r.get("status") == "ok" and r.get("median_ns")
+              and (target is None or r.get("target") == target)
+              and (backend is None or r.get("backend") == backend)]
         return min(ok) if ok else None
+
+    def set_target(self, target: str | None) -> None:
+        """Bounds and look-ahead from now on on `target` (a hardware table;
+        None: the default); the cached bounds are dropped, decisions kept."""
+        if target == self.target:
+            return
+        if target is not None:
+            from .validate import target_name
+            target_name(target)
+            from .model.hardware import hardware
+            hardware(target)  # a table without a model is refused here, not at the next click
+        self.target = target
+        self._bounds.clear()
+        self._kids.clear()
+        self._autosave()
 
     def _rows(self) -> list:
         """This kernel's records; the file is read again only when it changed
