@@ -1,10 +1,13 @@
 """The Sparsity tab of the explorer: the regions of the kernel's output
 (`workbench.volume.regions`) as a heatmap over its two innermost
-dimensions, with the tiles the candidate's size decisions imply."""
+dimensions, with the tiles the candidate's size decisions imply. A
+"computing …" line is on show while the regions and the figure are built;
+the figure is kept while the tile sizes stay the same."""
 
 from __future__ import annotations
 
 import html
+import time
 
 from workbench.errors import WorkbenchError
 
@@ -13,7 +16,11 @@ class SparsityPanel:
     def __init__(self, ex):
         import ipywidgets as w
         self._ex = ex
-        self.widget = self.box = w.VBox()
+        self.status = w.HTML()
+        self.widget = self.box = w.VBox([self.status])
+        self._key = None
+        self._fig = None
+        self.last_show_s = 0.0
 
     def refresh(self) -> None:
         pass
@@ -21,7 +28,6 @@ class SparsityPanel:
     def show(self):
         """The heatmap figure (None where the kernel has no volume model or
         a rank-1 output: a message instead)."""
-        import ipywidgets as w
         import islpy as isl
         import plotly.graph_objects as go
 
@@ -30,20 +36,37 @@ class SparsityPanel:
 
         from .volume_view import region_heatmap
         cand = self._ex.session.cand
-        try:
-            reg = regions(Program.from_spec(volume_spec(cand.problem.root_problem.kernel)))
-        except WorkbenchError as exc:
-            self.box.children = [w.HTML(f"<i>{html.escape(str(exc))}</i>")]
-            return None
+        kernel = cand.problem.root_problem.kernel
         sizes, fixed = tile_sizes(cand)
+        key = (kernel.name, str(kernel.spec()), tuple(sorted(sizes.items())), fixed)
+        if key == self._key and self._fig is not None:
+            # the same tiles: the figure again, as a new widget drawn while on show
+            self.box.children = [self.status, go.FigureWidget(self._fig)]
+            return self._fig
+        t0 = time.perf_counter()
+        self.status.value = (f"<i>computing the regions of {html.escape(kernel.name)} and "
+                             "the heatmap …</i>")
+        self.box.children = [self.status]
+        try:
+            reg = regions(Program.from_spec(volume_spec(kernel)))
+        except WorkbenchError as exc:
+            self.status.value = f"<i>{html.escape(str(exc))}</i>"
+            self._key, self._fig = key, None
+            return None
         n = len(reg.domain.get_var_names(isl.dim_type.set))
         if n < 2:
-            self.box.children = [w.HTML(f"regions: {reg.counts()}")]
+            self.status.value = f"regions: {html.escape(str(reg.counts()))}"
+            self._key, self._fig = key, None
             return None
         fig = region_heatmap(reg, {d: 0 for d in range(n - 2)}, (-2, -1), sizes,
                              title=f"{reg.output}: tiles {sizes}"
                                    f"{'' if fixed else ' (smallest still possible)'}")
-        self.box.children = [go.FigureWidget(fig)]
+        widget = go.FigureWidget(fig)
+        self.last_show_s = time.perf_counter() - t0
+        self.status.value = (f"<span style='color:#888;font-size:85%'>drawn in "
+                             f"{self.last_show_s:.1f} s</span>")
+        self.box.children = [self.status, widget]
+        self._key, self._fig = key, fig
         return fig
 
 
