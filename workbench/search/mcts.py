@@ -101,6 +101,7 @@ class Search:
         self.store = RecordStore.open(o.store)
         self.samples, self.timeout_s = o.samples, o.timeout_s
         self.callbacks = list(o.callbacks)
+        self.on_finish: list = []  # each called with summary() when run() returns
         self.in_flight = o.in_flight
         self.rng = random.Random(o.seed)
         self.seed = o.seed
@@ -336,7 +337,10 @@ class Search:
             self.stopped = ("stopped by the user" if self._stop.is_set() else
                             "budget" if self.budget is not None
                             and self.evaluations >= self.budget else "time limit")
-        return self.summary()
+        summary = self.summary()
+        for cb in self.on_finish:  # a live view's finished state, however run() was called
+            cb(summary)
+        return summary
 
     def run_in_background(self) -> threading.Thread:
         """Run in a thread (notebooks): `stop()` ends it, the callbacks report."""
