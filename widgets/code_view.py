@@ -26,7 +26,10 @@ class CodePanel:
         self.run_b.on_click(lambda _: self.run_current())
         self.check_b.on_click(lambda _: self.check_current())
         self.ref_b.on_click(lambda _: self.run_reference())
-        self.run_out = w.HTML()
+        self.run_out = w.HTML()  # a labelled line per button, kept until the candidate changes
+        self._lines: dict = {}  # "Run" / "Check" / "Reference" -> its latest line
+        self._digest = None
+        self._code: dict = {}  # candidate digest -> the code's HTML
         self.widget = w.VBox([w.HBox([self.run_b, self.check_b, self.ref_b]), self.run_out,
                               self.code_html])
 
@@ -40,15 +43,33 @@ class CodePanel:
 
     def refresh(self) -> None:
         cand = self.session.cand
+        key = cand.digest()
+        if key != self._digest:  # another candidate: the results were of the last one
+            self._digest = key
+            self._lines = {}
+            self._say()
         self.run_b.disabled = self.check_b.disabled = not cand.is_fixed
         if not cand.is_fixed:
             self.code_html.value = "<i>the CUDA appears once every choice is fixed</i>"
             return
-        from workbench.codegen import generate
-        g = generate(cand)
-        self.code_html.value = (f"<div style='font-size:11px;max-height:420px;overflow:auto'>"
-                                f"{highlight_cuda(g.cuda)}</div><p>launch {g.launch}</p>"
-                                f"<p>{html.escape(self._resources(cand, g))}</p>")
+        if key not in self._code:
+            self.code_html.value = "<i>computing the CUDA and what ptxas says of it …</i>"
+            from workbench.codegen import generate
+            g = generate(cand)
+            self._code[key] = (
+                f"<div style='font-size:11px;max-height:420px;overflow:auto'>"
+                f"{highlight_cuda(g.cuda)}</div><p>launch {g.launch}</p>"
+                f"<p>{html.escape(self._resources(cand, g))}</p>")
+        if self.code_html.value != self._code[key]:
+            self.code_html.value = self._code[key]
+
+    def _say(self, label: str | None = None, text: str | None = None) -> None:
+        """Set the line of one button (Run, Check, Reference), keep the others."""
+        if label is not None:
+            self._lines[label] = text
+        self.run_out.value = "".join(
+            f"<div><b>{k}</b>: {self._lines[k]}</div>"
+            for k in ("Run", "Check", "Reference") if k in self._lines)
 
     def _resources(self, cand, g) -> str:
         """ptxas's registers, spills, shared and local memory and the
@@ -76,54 +97,59 @@ class CodePanel:
     def show(self) -> None:
         pass
 
-    def _evaluate(self, samples: int) -> dict | None:
+    def _evaluate(self, label: str, samples: int) -> dict | None:
         from workbench.runtime import evaluate
+        self.refresh()  # the lines belong to the current candidate
         cand = self.session.cand
         if not cand.is_fixed:
-            self.run_out.value = "fix every choice first"
+            self._say(label, "fix every choice first")
             return None
+        self._say(label, f"<i>computing: compiling and running on {self.backend} …</i>")
         return evaluate([cand], self.backend, store=self.session.store, samples=samples)[0]
 
     def run_current(self) -> dict | None:
         """Run: measure the fixed candidate (every sample into the store)."""
         from workbench.runtime import summary
-        rec = self._evaluate(samples=20)
+        rec = self._evaluate("Run", samples=20)
         if rec is None:
             return None
         s = summary(rec)
         ref = (f", {html.escape(s['reference'])} {fmt_time(s['reference_median_ns'])}"
                if s.get("reference_median_ns") else "")
-        self.run_out.value = (f"<b>{s['status']}</b> on {self.backend}: median "
-                              f"{fmt_time(s['median_ns']) if s['median_ns'] else '—'} "
-                              f"(bound {fmt_time(s['bound_ns'])}{ref}) "
-                              f"{html.escape(s['message'][:200])}")
+        self._say("Run", f"<b>{s['status']}</b> on {self.backend}: median "
+                         f"{fmt_time(s['median_ns']) if s['median_ns'] else '—'} "
+                         f"(bound {fmt_time(s['bound_ns'])}{ref}) "
+                         f"{html.escape(s['message'][:200])}")
         self._ex.refresh()
         return rec
 
     def check_current(self) -> dict | None:
         """Check: the result against numpy (the fewest samples a record takes)."""
-        rec = self._evaluate(samples=1)
+        rec = self._evaluate("Check", samples=1)
         if rec is None:
             return None
         if rec["status"] == "ok":
-            self.run_out.value = (f"<b style='color:#080'>correct</b> on {self.backend}: "
-                                  f"normwise relative error {rec.get('x_max_error', 0):.3g} "
-                                  f"against numpy")
+            self._say("Check", f"<b style='color:#080'>correct</b> on {self.backend}: "
+                               f"normwise relative error {rec.get('x_max_error', 0):.3g} "
+                               f"against numpy")
         else:
-            self.run_out.value = (f"<b style='color:#b00'>{rec['status']}</b> on "
-                                  f"{self.backend}: {html.escape(rec['message'][:300])}")
+            self._say("Check", f"<b style='color:#b00'>{rec['status']}</b> on "
+                               f"{self.backend}: {html.escape(rec['message'][:300])}")
         self._ex.refresh()
         return rec
 
     def run_reference(self) -> dict:
         """Reference: cuBLAS / numpy alone for the kernel's sizes, into the store."""
         from workbench.runtime import measure_reference
+        self.refresh()  # the lines belong to the current candidate
+        self._say("Reference", f"<i>computing: timing the reference library on "
+                               f"{self.backend} …</i>")
         rec = measure_reference(self.session.root.problem.root_problem.kernel, self.backend,
                                 store=self.session.store)
-        self.run_out.value = (f"<b>{html.escape(str(rec['reference']))}</b> on {self.backend}: "
-                              f"median {fmt_time(rec['reference_median_ns'])}"
-                              if rec["status"] == "reference" else
-                              f"<b>{rec['status']}</b>: {html.escape(rec['message'])}")
+        self._say("Reference", f"<b>{html.escape(str(rec['reference']))}</b> on "
+                               f"{self.backend}: median {fmt_time(rec['reference_median_ns'])}"
+                               if rec["status"] == "reference" else
+                               f"<b>{rec['status']}</b>: {html.escape(rec['message'])}")
         self._ex.refresh()
         return rec
 

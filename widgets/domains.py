@@ -101,30 +101,53 @@ def order_legend(cand) -> str:
 _PALETTE = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#b279a2", "#9d755d", "#eeca3b"]
 
 
-def grid_figures(n_order: int = 5):
-    """Two empty plotly FigureWidgets for `update_grids` (built once; a click
-    only replaces their data, which is cheaper than new figures); `n_order`:
-    how many values the `order` choice has."""
+def _empty(fig, why: str) -> None:
+    """A figure with nothing to draw says why (empty axes say nothing)."""
+    fig.add_annotation(text=why, xref="paper", yref="paper", x=0.5, y=0.5, showarrow=False,
+                       font={"size": 14, "color": "#888"})
+
+
+def grid_figures(n_order: int = 5, cand=None, widget: bool = True):
+    """The order and kinds figures (FigureWidgets when `widget`), their data
+    set at construction (one message to the page, drawn while the tab is on
+    show — a figure built in a hidden tab and updated later showed empty
+    axes); `n_order`: how many values the `order` choice has; `cand` None:
+    placeholders for `update_grids`."""
     import plotly.graph_objects as go
     colors = ["#bbbbbb", *(_PALETTE[k % len(_PALETTE)] for k in range(n_order))]
     # -1 (open) grey, then one colour per fixed value
     n = len(colors)
     scale = [[edge / n, c] for k, c in enumerate(colors) for edge in (k, k + 1)]
-    order = go.FigureWidget(layout={"height": 420, "title": "order (row vs column)",
-                                    "margin": {"l": 60, "r": 10, "t": 40, "b": 60},
-                                    "yaxis": {"autorange": "reversed"}})
-    order.add_heatmap(z=[[None]], zmin=-1.5, zmax=n_order - 0.5, colorscale=scale, showscale=False,
-                      texttemplate="%{text}", hovertemplate="%{y} vs %{x}: %{text}<extra></extra>")
-    kinds = go.FigureWidget(layout={"height": 420, "title": "dimension kinds",
-                                    "margin": {"l": 60, "r": 10, "t": 40, "b": 40},
-                                    "yaxis": {"autorange": "reversed"}})
-    kinds.add_heatmap(z=[[0]], zmin=0, zmax=2, showscale=False,
+    og = order_grid(cand) if cand is not None else {"z": [], "text": [], "names": []}
+    kg = kinds_grid(cand) if cand is not None else {"z": [], "kinds": [], "dims": []}
+    side = max(len(og["names"]), len(kg["dims"]), 1)
+    height = min(700, max(300, 90 + 28 * side))
+    order = go.Figure(layout={"height": height, "title": "order (row vs column)",
+                              "margin": {"l": 60, "r": 10, "t": 40, "b": 60},
+                              "yaxis": {"autorange": "reversed"}})
+    order.add_heatmap(z=og["z"] or [[None]], text=og["text"] or [[""]],
+                      x=og["names"] or None, y=og["names"] or None,
+                      zmin=-1.5, zmax=n_order - 0.5, colorscale=scale, showscale=False,
+                      xgap=1, ygap=1, texttemplate="%{text}",
+                      hovertemplate="%{y} vs %{x}: %{text}<extra></extra>")
+    if cand is not None and not og["names"]:
+        _empty(order, "no order choice: the kernel has one statement")
+    kinds = go.Figure(layout={"height": height, "title": "dimension kinds",
+                              "margin": {"l": 60, "r": 10, "t": 40, "b": 40},
+                              "yaxis": {"autorange": "reversed"}})
+    kinds.add_heatmap(z=kg["z"] or [[0]], x=kg["kinds"] or None, y=kg["dims"] or None,
+                      zmin=0, zmax=2, showscale=False, xgap=1, ygap=1,
                       colorscale=[[0, "#ffffff"], [0.5, "#9ecae1"], [1, "#08519c"]],
                       hovertemplate="%{y}: %{x}<extra></extra>")
-    return order, kinds
+    if cand is not None and not kg["dims"]:
+        _empty(kinds, "no dimension")
+    if not widget:
+        return order, kinds
+    return go.FigureWidget(order), go.FigureWidget(kinds)
 
 
 def update_grids(order_fig, kinds_fig, cand) -> None:
+    """Replace the data of figures from `grid_figures` (each in one batch)."""
     og, kg = order_grid(cand), kinds_grid(cand)
     with order_fig.batch_update():
         order_fig.data[0].update(z=og["z"] or [[None]], text=og["text"] or [[""]],
@@ -142,9 +165,10 @@ class DomainsPanel:
         import ipywidgets as w
         self._ex = ex  # the explorer: its session's current candidate is shown
         self.html = w.HTML()
-        self.order_fig, self.kinds_fig = grid_figures(
-            len(_enum(ex.session.cand, "order").values))
-        self.widget = w.VBox([self.html, w.HBox([self.order_fig, self.kinds_fig])])
+        self.status = w.HTML()
+        self.order_fig = self.kinds_fig = None
+        self.grids = w.HBox()
+        self.widget = w.VBox([self.html, self.status, self.grids])
 
     def refresh(self) -> None:
         cand = self._ex.session.cand
@@ -162,7 +186,14 @@ class DomainsPanel:
             f"{html.escape(order_legend(cand))}; grey cells are still open. Kinds: dark "
             "decided, light possible, white pruned.</p>")
 
-    def show(self) -> None:
-        """Redraw the grids (redrawing hidden figures costs the page)."""
-        update_grids(self.order_fig, self.kinds_fig, self._ex.session.cand)
+    def show(self):
+        """Draw the grids of the current candidate as new figures, their data
+        given at construction (a figure updated while its tab was hidden
+        stayed empty on the page); returns (order, kinds)."""
+        cand = self._ex.session.cand
+        self.status.value = "<i>computing the order and kind grids …</i>"
+        self.order_fig, self.kinds_fig = grid_figures(len(_enum(cand, "order").values), cand)
+        self.grids.children = [self.order_fig, self.kinds_fig]
+        self.status.value = ""
+        return self.order_fig, self.kinds_fig
 

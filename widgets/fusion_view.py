@@ -28,6 +28,8 @@ class FusionPanel:
         from workbench.poly import fusion_report
 
         from .poly_view import fcg_figure
+        self.box.children = [w.HTML("<i>computing the fusion conflict graph and the tile "
+                                    "footprints …</i>")]
         try:
             rep = fusion_report(self._ex.session.cand)
         except WorkbenchError as exc:

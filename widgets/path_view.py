@@ -18,13 +18,37 @@ class BoundPanel:
         self.widget = self.html = w.HTML()
 
     def refresh(self) -> None:
-        b = self._ex.session.bound()
-        self.html.value = (f"<p><b>{fmt_time(b.value_ns)}</b> on {html.escape(b.target)}: "
-                           f"{html.escape(b.justification.text)}</p>"
-                           + b.justification.to_html())
+        self.html.value = bound_html(self._ex.session.bound())
 
     def show(self) -> None:
         pass
+
+
+def bound_html(b) -> str:
+    """The bound's value and target once, then its justification tree
+    without the root: the root's sentence is the first term's ("lower bound
+    X on T: <the first term's sentence>"), so the header, the root and the
+    first term said the same sentence three times."""
+    j = b.justification
+    head = f"<p><b>lower bound {fmt_time(b.value_ns)}</b> on {html.escape(b.target)}"
+    if not j.children:
+        return f"{head}: {html.escape(j.text)}</p>"
+    terms = "".join(f"<li>{_node_html(c)}</li>" for c in j.children)
+    return (f"{head}, set by the first term below (the terms it beat follow):</p>"
+            f"<ul style='padding-left:1.2em'>{terms}</ul>")
+
+
+def _node_html(j, depth: int = 0) -> str:
+    """A justification node as `Justification.to_html` draws it, with only
+    the top terms open: the levels below (where the binding sentence comes
+    again for each level that holds it) unfold on a click."""
+    body = (f"<b>{html.escape(j.kind)}</b> {html.escape(j.text)} "
+            f"<span style='color:#555'>[{fmt_time(j.value_ns)}]</span>")
+    if not j.children:
+        return body
+    inner = "".join(f"<li>{_node_html(c, depth + 1)}</li>" for c in j.children)
+    return (f"<details{' open' if depth == 0 else ''}><summary>{body}</summary>"
+            f"<ul>{inner}</ul></details>")
 
 
 class PathPanel:
@@ -69,4 +93,4 @@ class PathPanel:
         pass
 
 
-__all__ = ["BoundPanel", "PathPanel"]
+__all__ = ["BoundPanel", "PathPanel", "bound_html"]
