@@ -16,6 +16,7 @@ CPU check of a candidate is a check of its CUDA's meaning.
 from __future__ import annotations
 
 import math
+import re
 from typing import ClassVar
 
 from ..space.values import Cache, DimKind, MemSpace
@@ -32,6 +33,22 @@ def _float(x: float) -> str:
 
 
 INT_MAX = 2**31 - 1
+_INT = re.compile(r"-?\d+L?")  # an integer literal of an index expression
+
+
+def _sum(parts) -> str:
+    """`a + b + …` of index terms with the literal ones added up and a zero
+    left out: `16 * i3 + 0 + 4` prints `16 * i3 + 4`, nothing `0`."""
+    const, wide, rest = 0, False, []
+    for p in parts:
+        if _INT.fullmatch(p):
+            const += int(p.rstrip("L"))
+            wide = wide or p.endswith("L")
+        else:
+            rest.append(p)
+    if const or not rest:
+        rest.append(f"{const}{'L' if wide and const else ''}")
+    return " + ".join(rest)
 
 
 def needs_64bit(impl: Implementation) -> bool:
@@ -115,10 +132,13 @@ class Printer:
                 continue
             e = self.idx(d, env)
             parts.append(self.term(e, coef))
-        return " + ".join(parts) if parts else "0"
+        return _sum(parts)
 
     def term(self, e: str, coef: int) -> str:
-        """coef * e, in 64 bits where an index can pass 2^31 - 1."""
+        """coef * e, in 64 bits where an index can pass 2^31 - 1; a literal
+        index (an unrolled or vector lane) is folded: `16 * 2` prints `32`."""
+        if _INT.fullmatch(e):
+            return f"{coef * int(e.rstrip('L'))}{'L' if self.wide else ''}"
         if not self.wide:
             return e if coef == 1 else f"{coef} * {e}"
         return f"(long){e}" if coef == 1 else f"{coef}L * {e}"
@@ -137,7 +157,7 @@ class Printer:
         parts = [self.term(e, c) for e, c in reversed(terms)]
         base = self.var_base(owner)
         parts = ([base] if base else []) + parts
-        return f"v_{owner}[{' + '.join(parts) if parts else '0'}]"
+        return f"v_{owner}[{_sum(parts)}]"
 
     def result(self, inst, env) -> str:
         owner = self.impl.var_owner(inst)
@@ -316,7 +336,10 @@ class CudaPrinter(Printer):
     tid: ClassVar[dict] = {"x": "threadIdx.x", "y": "threadIdx.y", "z": "threadIdx.z"}
 
     def term(self, e: str, coef: int) -> str:
-        """coef * e, in 64 bits where an index can pass 2^31 - 1."""
+        """coef * e, in 64 bits where an index can pass 2^31 - 1; a literal
+        index (an unrolled or vector lane) is folded: `16 * 2` prints `32`."""
+        if _INT.fullmatch(e):
+            return f"{coef * int(e.rstrip('L'))}{'L' if self.wide else ''}"
         if not self.wide:
             return e if coef == 1 else f"{coef} * {e}"
         return f"(long){e}" if coef == 1 else f"{coef}L * {e}"
@@ -402,14 +425,15 @@ class CudaPrinter(Printer):
         for a in shared:
             n = _aligned(impl.temp_size[a])
             if dynamic:
-                self.line(f"float* {a} = smem_ + {offset};")
+                self.line(f"float* {a} = {_sum(['smem_', str(offset)])};")
             else:
                 self.line(f"__shared__ __align__(16) float {a}[{n}];")
             offset += n
         offset = 0
         for a in impl.global_temps:
             n = _aligned(impl.temp_size[a])
-            self.line(f"float* {a} = scratch + {offset} * {impl.blocks()}L + block_ * {n};")
+            self.line(f"float* {a} = "
+                      f"{_sum(['scratch', f'{offset * impl.blocks()}L', f'block_ * {n}'])};")
             offset += n
         self.walk(impl.root, {})
         self.lines.append("}")
