@@ -1,0 +1,241 @@
+"""The explorer's panels (widgets/*_view.py, domains.py): each built on an
+explorer or a stand-in with its session and backend, driven headlessly.
+Each test guards a bug a user met in JupyterLab."""
+
+from __future__ import annotations
+
+import html
+import random
+import re
+import time
+import types
+
+import pytest
+
+import workbench as wb
+from workbench.descent import random_fixed
+from workbench.runtime.records import RecordStore
+from workbench.session import Session
+
+pytest.importorskip("ipywidgets")
+pytest.importorskip("plotly")
+from widgets.explorer import CandidateExplorer, Tab
+
+
+@pytest.fixture(scope="module")
+def kernel():
+    return wb.kernels.matmul(m=64, n=64, k=32)
+
+
+def _ex(kernel, store=None, backend="cpu", cand=None):
+    """What a panel needs of the explorer: its session and backend (and a
+    refresh), without building every other panel."""
+    s = Session(wb.Candidate.root(kernel), store=store)
+    if cand is not None:
+        s.new_branch("fixed", cand)
+    return types.SimpleNamespace(session=s, backend=backend, refresh=lambda: None)
+
+
+def _has_data(fig) -> bool:
+    """A trace with something to draw, or an annotation saying why not."""
+    def full(v):
+        if v is None:
+            return False
+        flat = [y for x in v for y in (x if hasattr(x, "__len__") and not isinstance(x, str)
+                                       else [x])]
+        return any(y is not None for y in flat)
+    for tr in fig.data:
+        if any(full(getattr(tr, k, None)) for k in ("z", "y", "x")):
+            return True
+    return any(a.text for a in (fig.layout.annotations or ()))
+
+
+def test_sparsity_of_matmul_1024_is_drawn_in_seconds():
+    """1-element tiles (sizes open) drew 2 × 1,025 grid lines one shape at a
+    time: the Sparsity tab held the kernel for over 10 minutes."""
+    import plotly.graph_objects as go
+
+    from widgets.sparsity_view import SparsityPanel
+    go.FigureWidget()  # the widget machinery's import (seconds) is paid before any tab
+    k = wb.kernels.matmul(m=1024, n=1024, k=1024)
+    panel = SparsityPanel(_ex(k))
+    t0 = time.perf_counter()
+    fig = panel.show()
+    took = time.perf_counter() - t0
+    assert took < 3.0, f"sparsity show() took {took:.1f} s"
+    assert _has_data(fig) and len(fig.data[0].z) <= 256  # drawn in blocks
+    assert "too fine to draw" in fig.layout.title.text
+    assert len(panel.box.children) == 2  # the status line and the figure
+    assert len(fig.layout.shapes) <= 1  # the frame; the grid is one trace when drawn
+
+
+def test_tile_grid_is_one_trace_and_capped():
+    from widgets.volume_view import grid_lines
+    xs, ys, notes = grid_lines((256, 256), 16, 16)
+    assert xs.count(None) == 2 * 15 and not notes  # inner lines of a 16 × 16 grid
+    xs, ys, notes = grid_lines((1024, 1024), 1, 64)
+    assert xs.count(None) == 15 and len(notes) == 1 and "tiles of 1" in notes[0]
+
+
+def test_every_figure_a_panel_shows_has_data(kernel, tmp_path):
+    store = RecordStore(tmp_path / "runs.jsonl")
+    s = Session(wb.Candidate.root(kernel), store=store)
+    s.new_branch("fixed", random_fixed(wb.Candidate.root(kernel), random.Random(2)))
+    e = CandidateExplorer(s, backend="cpu", lookahead="off")
+    e.check_current()
+    e.run_reference()
+    figs = []
+    for tab in (Tab.DOMAINS, Tab.TIMINGS, Tab.SPARSITY, Tab.FUSION):
+        e.tabs.selected_index = tab
+        e.panels[tab].refresh()
+        got = e.panels[tab].show()
+        got = got if isinstance(got, (tuple, list)) else [got]
+        assert got and all(f is not None for f in got), tab
+        figs += [(tab, f) for f in got]
+    assert len(figs) >= 7  # order, kinds, three timings, sparsity, fusion
+    for tab, f in figs:
+        assert _has_data(f), (tab, f.layout.title.text)
+    # the domain grids on the page are the ones returned, drawn with data
+    order, kinds = e.panels[Tab.DOMAINS].show()
+    assert order is e.order_fig and len(order.data[0].x) > 1 and len(kinds.data[0].y) > 1
+    # a kernel with nothing measured: no empty figure, a sentence
+    e2 = CandidateExplorer(wb.kernels.matmul(m=16, n=16, k=8), store=None, backend="cpu",
+                           lookahead="off")
+    assert e2.refresh_timings() == ()
+    assert "no measurement" in e2.panels[Tab.TIMINGS].box.children[1].value
+
+
+def test_search_progress_figure_says_why_it_is_empty():
+    from widgets.search_view import SearchProgress
+    view = SearchProgress(5)
+    assert _has_data(view.figure) and "no evaluation" in view.figure.layout.annotations[0].text
+    view.update({"n": 1, "status": "timeout", "median_ns": None, "best_ns": None,
+                 "bound_ns": 1e3})
+    assert "timeout" in view.text.value and view.bar.value == 1
+    assert "timeout 1" in view.figure.layout.annotations[0].text
+    view.update({"n": 2, "status": "ok", "median_ns": 5e3, "best_ns": 5e3, "bound_ns": 1e3})
+    assert not view.figure.layout.annotations and list(view.figure.data[0].y) == [5.0]
+
+
+def _axpy_explorer(tmp_path):
+    store = RecordStore(tmp_path / "runs.jsonl")
+    return CandidateExplorer(Session(wb.Candidate.root(wb.kernels.axpy(n=256)), store=store),
+                             backend="cpu", lookahead="off")
+
+
+def test_search_tab_finishes_stops_and_adopts(tmp_path):
+    """The Stop button stayed forever with no finished state; Adopt did
+    nothing; a timed-out evaluation said nothing."""
+    e = _axpy_explorer(tmp_path)
+    panel = e.panels[Tab.SEARCH]
+    panel.adopt()
+    assert "no search yet" in panel.message.value
+    panel.budget.value = 2
+    panel.timeout.value = 5.0
+    panel.samples.value = 1
+    thread = panel.start()
+    assert panel.search_b.disabled  # one search at a time
+    thread.join(120)
+    assert not thread.is_alive()
+    view = panel.view
+    assert view.state == "finished" and "finished" in view.text.value
+    assert "2 evaluations" in view.text.value and "best" in view.text.value
+    assert view.stop_b.disabled and not panel.search_b.disabled
+    assert view.bar.value == 2 and view.bar.bar_style == "success"
+    assert _has_data(panel.show())
+    n_branches = len(e.session.branches)
+    branch = panel.adopt()
+    assert branch is not None and len(e.session.branches) == n_branches + 1
+    assert e.session.branch is branch and e.session.cand.is_fixed
+    assert "adopted" in panel.message.value
+    # Stop: "stopping…" at once, then "stopped" when the evaluation in flight ends
+    panel.budget.value = 500
+    thread = panel.start()
+    panel.stop()
+    assert "stopping" in panel.view.text.value and panel.view.stop_b.disabled
+    thread.join(120)
+    assert not thread.is_alive() and panel.view.state == "stopped"
+    assert "stopped" in panel.view.text.value and panel.search.evaluations < 500
+
+
+def test_adopt_says_why_when_nothing_was_measured(tmp_path):
+    e = _axpy_explorer(tmp_path)
+    panel = e.panels[Tab.SEARCH]
+    panel.search = types.SimpleNamespace(best_candidate=lambda: None, evaluations=3)
+    panel.view = None
+    n = len(e.session.branches)
+    assert panel.adopt() is None and len(e.session.branches) == n
+    assert "no evaluation measured a time" in panel.message.value
+
+
+def test_timings_filter_backend_and_target_and_reference_from_its_records(kernel, tmp_path):
+    """The best measured time mixed backends, and the reference line was a
+    numpy time taken inside a run (16 ms) instead of the Reference button's
+    (148 µs)."""
+    from widgets.timings_view import TimingsPanel
+    store = RecordStore(tmp_path / "runs.jsonl")
+    ex = _ex(kernel, store, cand=random_fixed(wb.Candidate.root(kernel), random.Random(3)))
+    from workbench.runtime import evaluate, measure_reference
+    rec = evaluate([ex.session.cand], "cpu", store=store, samples=3)[0]
+    ref = measure_reference(kernel, "cpu", store=store)
+    assert rec["status"] == "ok" and ref["status"] == "reference"
+    ex.session.target = rec["target"]  # the explorer's session: the backend's target
+    other = rec.to_dict()
+    other.update(backend="cuda", target="h200", median_ns=1.0)  # faster, elsewhere
+    slow_ref = dict(rec.to_dict(), reference_median_ns=1e9)  # numpy timed inside a run
+    store.append([other, slow_ref])
+    panel = TimingsPanel(ex)
+    scatter, cdf, best = panel.show()
+    assert panel.best_ns == min(rec["median_ns"], slow_ref["median_ns"])
+    assert panel.hidden == 1 and "1 record of other backends or targets hidden" in \
+        panel.status.value
+    assert len(scatter.data[0].x) == 2  # this backend's two runs, not the cuda one
+    lines = [sh.y0 * 1e3 for sh in scatter.layout.shapes]
+    assert lines == [pytest.approx(ref["reference_median_ns"])]  # the Reference record's
+    # another backend's view: that backend's record alone, these hidden
+    ex.backend, ex.session.target = "cuda", "h200"
+    other_view = TimingsPanel(ex)
+    other_view.show()
+    assert other_view.best_ns == 1.0 and other_view.hidden == 3
+
+
+def test_code_tab_keeps_a_line_per_button_until_the_candidate_changes(kernel, tmp_path):
+    from widgets.code_view import CodePanel
+    store = RecordStore(tmp_path / "runs.jsonl")
+    ex = _ex(kernel, store, cand=random_fixed(wb.Candidate.root(kernel), random.Random(4)))
+    panel = CodePanel(ex)
+    panel.refresh()
+    assert "__global__" in panel.code_html.value
+    panel.check_current()
+    panel.run_reference()
+    out = panel.run_out.value
+    assert "<b>Check</b>: " in out and "correct" in out
+    assert "<b>Reference</b>: " in out and "numpy" in out
+    ex.session.switch(0)  # the root: another candidate
+    panel.refresh()
+    assert panel.run_out.value == "" and panel.run_b.disabled
+
+
+def test_bound_sentence_is_said_once(kernel):
+    from widgets.path_view import BoundPanel
+    ex = _ex(kernel)
+    panel = BoundPanel(ex)
+    panel.refresh()
+    j = ex.session.bound().justification
+    first = j.children[0].text
+    value = panel.html.value
+    assert html.escape(j.text) not in value  # the root: "lower bound X on T: <first>"
+    # once at the top; again only where a level below holds the same term
+    again = sum(n.text == first for c in j.children[1:] for n in c.walk())
+    assert value.count(html.escape(first)) == 1 + again
+    top = value.split("<details>")[0]  # what is open before any collapsed level
+    assert top.count(html.escape(first)) == 1
+
+
+def test_cuda_indices_fold_constant_arithmetic(kernel):
+    from workbench.codegen import generate
+    folded = re.compile(r"\b\d+L? \* \d+L?\b|\+ 0L?\b(?!\.)|[\[(]0 \+ |\* 1\b")
+    for seed in range(8):
+        g = generate(random_fixed(wb.Candidate.root(kernel), random.Random(seed)))
+        bad = [ln for ln in g.cuda.splitlines() if folded.search(ln)]
+        assert not bad, bad[:3]
