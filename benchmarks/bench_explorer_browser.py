@@ -1,14 +1,16 @@
-"""Click latency of the explorer in a real browser (JupyterLab + Debian's
-Chromium through Playwright) on matmul 1024, and the README's screenshots.
+"""Click latency of the explorer in a real browser (Debian's Chromium through
+Playwright) on matmul 1024, opened from the picker's menus as a person does,
+in JupyterLab (`make lab`) or in the Voilà dashboard (`make demo`), with the
+Domains tab on show; and the README's screenshots.
 
-For each click: `panels_ms` — click to the page showing the new status line
-(bound, decisions) and the new domains table, i.e. every panel updated;
-`lookahead_ms` — click to the first listed choice's values carrying their
-child bounds again; `kernel_ms` — the part spent in the notebook kernel
-(decision + refresh), as the status line reports it.
+For each click: `panels_ms` — click to the page showing the new status line,
+the new choices column and the new domains table (every visible panel
+updated); `lookahead_ms` — click to every listed value carrying its child
+bound again; `kernel_ms` — the part spent in the notebook kernel (decision +
+refresh), as the status line reports it.
 
-    python benchmarks/bench_explorer_browser.py [--clicks 20] [--shots docs/]
-Writes data/bench/explorer_browser.json.
+    python benchmarks/bench_explorer_browser.py [--app lab|voila] [--clicks 20] [--shots docs/]
+Writes data/bench/explorer_browser.json (voila: explorer_browser_voila.json).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ sys.path.insert(0, str(ROOT))
 
 import workbench as wb
 from widgets.labdriver import explorer_page, missing
+from widgets.picker import state_path
+from widgets.voiladriver import demo_page
 from workbench.descent import random_fixed
 from workbench.session import Session
 
@@ -41,7 +45,7 @@ def _state(data: Path, fixed, pos: int) -> None:
     s.branches = [s.branches[-1]]
     s.branches[0].name, s.current = "main", 0
     s.branches[0].pos = pos
-    s.save(data / "explorer" / "matmul_1024.json")
+    s.save(data / "explorer" / state_path(wb.kernels.matmul(**KERNEL)).name)
 
 
 def main() -> None:
@@ -49,9 +53,11 @@ def main() -> None:
     ap.add_argument("--clicks", type=int, default=20)
     ap.add_argument("--shots", type=Path, default=None, help="folder for the screenshots")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", type=Path, default=ROOT / "data" / "bench" /
-                    "explorer_browser.json")
+    ap.add_argument("--app", choices=("lab", "voila"), default="lab")
+    ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
+    args.out = args.out or ROOT / "data" / "bench" / (
+        "explorer_browser.json" if args.app == "lab" else "explorer_browser_voila.json")
     why = missing()
     if why:
         sys.exit(f"cannot run: {why}")
@@ -59,9 +65,12 @@ def main() -> None:
     clicks = []
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp)
-        with explorer_page(data, data / "lab.log") as lab:
+        page = explorer_page if args.app == "lab" else demo_page
+        with page(data, data / "app.log") as lab:
+            lab.open_kernel("matmul", KERNEL)
+            lab.select_tab("Domains")
             lab.wait_lookahead()
-            if args.shots:
+            if args.shots and args.app == "lab":
                 lab.screenshot(args.shots / "explorer_root.png")
             for k in range(args.clicks):
                 r = lab.click_value(0, rng.randrange(4))
@@ -72,12 +81,13 @@ def main() -> None:
                       f"look-ahead {r['lookahead_ms']:8.1f} ms  kernel {r['kernel_ms']} ms")
                 lab.wait_lookahead()
                 lab.page.wait_for_timeout(300)  # a person reads before the next click
-        if args.shots:
+        if args.shots and args.app == "lab":
             fixed = random_fixed(wb.Candidate.root(wb.kernels.matmul(**KERNEL)),
                                  random.Random(args.seed))
             for name, pos in (("midway", len(fixed.trail) // 2), ("fixed", len(fixed.trail))):
                 _state(data, fixed, pos)
                 with explorer_page(data, data / "lab.log") as lab:
+                    lab.open_kernel("matmul", KERNEL)
                     if name == "fixed":
                         lab.page.click(".wb-explorer .lm-TabBar-tab:has-text('Code')")
                     lab.page.wait_for_timeout(1500)
@@ -88,7 +98,7 @@ def main() -> None:
         return {"median": statistics.median(xs), "p90": sorted(xs)[int(0.9 * (len(xs) - 1))],
                 "max": max(xs)} if xs else None
 
-    out = {"kernel": {"builder": "matmul", **KERNEL}, "clicks": clicks,
+    out = {"app": args.app, "kernel": {"builder": "matmul", **KERNEL}, "clicks": clicks,
            "panels_ms": stats("panels_ms"), "lookahead_ms": stats("lookahead_ms"),
            "kernel_ms": stats("kernel_ms"), "target_ms": 150,
            "machine": {"cpus": __import__("os").cpu_count(), "python": platform.python_version()}}

@@ -56,8 +56,9 @@ def look(value: str, o: Option | None) -> dict:
     if o.above_best:
         tip += "; its bound already reaches the best measured time"
     style = "above" if o.above_best else "proven" if proven else "open"
-    return {"v": value, "text": f"{'✓ ' if proven else ''}{value} · {fmt_time(o.bound_ns)}",
-            "style": style, "disabled": False, "tip": f"child bound {fmt_time(o.bound_ns)}; {tip}"}
+    t = fmt_time(o.bound_ns, 4)
+    return {"v": value, "text": f"{'✓ ' if proven else ''}{value} · {t}",
+            "style": style, "disabled": False, "tip": f"child bound {t}; {tip}"}
 
 
 def _grouped(cand, chs: list) -> list:

@@ -70,11 +70,12 @@ def _w():
 class CandidateExplorer:
     def __init__(self, kernel_or_session, target: str | None = None, state_path=None,
                  store="default", max_choices: int = 12, backend: str | None = None,
-                 lookahead: str = "background"):
+                 lookahead: str = "process"):
         """`kernel_or_session`: a kernel (its root candidate), a candidate or
-        a `Session`. `lookahead`: "background" fills each value's child bound
-        after the click has updated every other panel (a click stays fast on
-        big kernels), "sync" before returning, "off" never."""
+        a `Session`. `lookahead`: "process" fills each value's child bound and
+        proof in a worker process after the click has updated every other
+        panel (a click stays fast on big kernels), "background" in a thread of
+        this interpreter, "sync" before returning, "off" never."""
         import workbench as wb
         if isinstance(kernel_or_session, Session):
             self.session = kernel_or_session
@@ -282,8 +283,8 @@ class CandidateExplorer:
         now = time.perf_counter()
         self.last_refresh_ms = (now - t0) * 1e3
         self.last_click_ms = (now - t_click) * 1e3  # the decision itself and the refresh
-        best_text = (f"{fmt_time(best)} on {html.escape(self.backend)}" if best else "—")
-        self.status.value = (f"<span class='wb-status'><b>bound {fmt_time(b.value_ns)}</b> on "
+        best_text = (f"{fmt_time(best, 4)} on {html.escape(self.backend)}" if best else "—")
+        self.status.value = (f"<span class='wb-status'><b>bound {fmt_time(b.value_ns, 4)}</b> on "
                              f"{html.escape(str(s.target))} · {state} · "
                              f"{_plural(len(cand.trail), 'decision')} · best measured "
                              f"{best_text} {self.message} "

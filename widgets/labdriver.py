@@ -132,6 +132,23 @@ async ([rowIndex, valueIndex]) => {
 """.replace("LABELLED()", _LABELLED_JS)
 
 
+# the panel on show, and the drawn marks of each plotly figure in it
+_SHOWN_JS = """[...document.querySelectorAll('.wb-explorer .widget-tab-contents > *')]
+    .find(p => p.offsetParent !== null)"""
+_MARKS_JS = """(() => { const p = SHOWN; if (!p) return [];
+    return [...p.querySelectorAll('.js-plotly-plot')].map(f => f.querySelectorAll(
+        'g.trace path, g.trace .point, g.hm image, .imagelayer image, g.trace rect').length);
+})()""".replace("SHOWN", _SHOWN_JS)
+_TAB_READY_JS = """(() => { const p = SHOWN; if (!p) return false;
+    const t = p.textContent;
+    if (!t.trim() || t.includes('computing')) return false;
+    const bar = [...document.querySelectorAll('.jp-StatusBar-TextItem')];  // lab, not Voilà
+    if (bar.length && !bar.some(e => e.textContent.includes('| Idle'))) return false;
+    const marks = MARKS;
+    return marks.every(n => n > 0);
+})()""".replace("SHOWN", _SHOWN_JS).replace("MARKS", _MARKS_JS)
+
+
 class LabPage:
     """The explorer notebook open and run in Chromium."""
 
@@ -159,6 +176,34 @@ class LabPage:
     def click_value(self, row: int = 0, value: int = 0) -> dict:
         """Click a value of the `row`-th listed choice; the timings in ms."""
         return self.page.evaluate(_CLICK_JS, [row, value])
+
+    def open_kernel(self, kernel: str, sizes: dict, timeout_s: float = 240) -> None:
+        """Pick `kernel` and `sizes` in the picker's menus and press Open, as
+        a person does; returns once the new explorer shows its status."""
+        page = self.page
+        before = self.status()
+        from .picker import TITLES
+        page.locator(".wb-picker .widget-dropdown:has(label:text-is('kernel')) select"
+                     ).select_option(label=TITLES[kernel])
+        for name, v in sizes.items():
+            page.locator(f".wb-picker .widget-dropdown:has(label:text-is('{name}')) select"
+                         ).select_option(label=f"{v:,}" if v < 2 ** 14 else
+                                         f"{v:,} (2^{v.bit_length() - 1})")
+        page.click(".wb-picker button:has-text('Open')")
+        page.wait_for_function(
+            "(b) => { const s = document.querySelector('.wb-status');"
+            " return s && s.textContent !== b; }", arg=before, timeout=timeout_s * 1e3)
+
+    def tab_answer(self, title: str, timeout_s: float = 60) -> dict:
+        """Show the tab `title` and wait until it answers: its panel has text,
+        no progress mark (⏳) and every figure in it has drawn marks. The time
+        in ms and each figure's mark count."""
+        t0 = time.perf_counter()
+        self.select_tab(title)
+        self.page.wait_for_timeout(50)  # the kernel turns busy with the tab's message
+        self.page.wait_for_function(_TAB_READY_JS, timeout=timeout_s * 1e3)
+        ms = (time.perf_counter() - t0) * 1e3
+        return {"tab": title, "ms": ms, "marks": self.page.evaluate(_MARKS_JS)}
 
     def status(self) -> str:
         return self.page.evaluate(

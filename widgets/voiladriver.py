@@ -22,7 +22,7 @@ import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
-from .labdriver import CHROMIUM, CHROMIUM_ARGS
+from .labdriver import CHROMIUM, CHROMIUM_ARGS, LabPage
 from .labdriver import missing as _lab_missing
 
 REPO = Path(__file__).resolve().parents[1]
@@ -83,24 +83,13 @@ def voila_server(data_dir: Path, log: Path, notebook: str = DEMO, timeout_s: flo
             proc.kill()
 
 
-class DemoPage:
-    """The dashboard loaded in Chromium."""
+class DemoPage(LabPage):
+    """The dashboard loaded in Chromium: the explorer's page helpers
+    (`LabPage`: clicks, keys, tabs, the picker) and the tour's."""
 
     def __init__(self, page):
-        self.page = page
+        super().__init__(page)
         self.load_s = 0.0  # page request → explorer on show (set by demo_page)
-
-    def text(self, contains: str) -> str:
-        """The text of the first HTML widget containing `contains` ('' if none)."""
-        return self.page.evaluate(
-            "(c) => ([...document.querySelectorAll('.widget-html-content')]"
-            ".find(e => e.textContent.includes(c)) || {textContent: ''}).textContent", contains)
-
-    def status(self) -> str:
-        """The explorer's status line (bound, open choices, decisions)."""
-        return self.page.evaluate("""() => ([...document.querySelectorAll(
-            '.wb-explorer .widget-html-content')].find(e => /open choice|fixed/.test(
-            e.textContent) && e.textContent.includes('bound')) || {textContent: ''}).textContent""")
 
     def tour_text(self) -> str:
         return self.page.inner_text(".wb-tour .widget-html-content >> nth=0")

@@ -65,12 +65,14 @@ def _plain(v):
     return v
 
 
-def fmt_time(ns: float) -> str:
+def fmt_time(ns: float, digits: int = 3) -> str:
+    """A time in ns, ms or µs with `digits` significant digits (the explorer's
+    value buttons use 4: children of one candidate often differ in the 4th)."""
     if ns >= 1e6:
-        return f"{ns / 1e6:.3g} ms"
+        return f"{ns / 1e6:.{digits}g} ms"
     if ns >= 1e3:
-        return f"{ns / 1e3:.3g} µs"
-    return f"{ns:.3g} ns"
+        return f"{ns / 1e3:.{digits}g} µs"
+    return f"{ns:.{digits}g} ns"
 
 
 def _si(x: float) -> str:
