@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import html
 
+from workbench.names import choice_label, object_label
+
 
 def domain_table_html(cand, include_fixed: bool = True) -> str:
     pruned = {}
@@ -77,7 +79,8 @@ def order_grid(cand) -> dict:
                 tr.append("".join(v[0] for v in values if v in vals))
         z.append(zr)
         text.append(tr)
-    return {"names": names, "z": z, "text": text, "values": list(values)}
+    return {"names": names, "labels": [object_label(cand, n) for n in names], "z": z,
+            "text": text, "values": list(values)}
 
 
 def kinds_grid(cand) -> dict:
@@ -90,7 +93,8 @@ def kinds_grid(cand) -> dict:
             continue
         dims.append(ch.objects[0])
         z.append([(2 if len(ch.values) == 1 else 1) if k in ch.values else 0 for k in kinds])
-    return {"dims": dims, "kinds": list(kinds), "z": z}
+    return {"dims": dims, "labels": [object_label(cand, d) for d in dims],
+            "kinds": list(kinds), "z": z}
 
 
 def order_legend(cand) -> str:
@@ -118,15 +122,17 @@ def grid_figures(n_order: int = 5, cand=None, widget: bool = True):
     # -1 (open) grey, then one colour per fixed value
     n = len(colors)
     scale = [[edge / n, c] for k, c in enumerate(colors) for edge in (k, k + 1)]
-    og = order_grid(cand) if cand is not None else {"z": [], "text": [], "names": []}
-    kg = kinds_grid(cand) if cand is not None else {"z": [], "kinds": [], "dims": []}
+    og = order_grid(cand) if cand is not None else {"z": [], "text": [], "names": [],
+                                                    "labels": []}
+    kg = kinds_grid(cand) if cand is not None else {"z": [], "kinds": [], "dims": [],
+                                                    "labels": []}
     side = max(len(og["names"]), len(kg["dims"]), 1)
     height = min(700, max(300, 90 + 28 * side))
     order = go.Figure(layout={"height": height, "title": "order (row vs column)",
                               "margin": {"l": 60, "r": 10, "t": 40, "b": 60},
                               "yaxis": {"autorange": "reversed"}})
     order.add_heatmap(z=og["z"] or [[None]], text=og["text"] or [[""]],
-                      x=og["names"] or None, y=og["names"] or None,
+                      x=og["labels"] or None, y=og["labels"] or None,
                       zmin=-1.5, zmax=n_order - 0.5, colorscale=scale, showscale=False,
                       xgap=1, ygap=1, texttemplate="%{text}",
                       hovertemplate="%{y} vs %{x}: %{text}<extra></extra>")
@@ -135,7 +141,7 @@ def grid_figures(n_order: int = 5, cand=None, widget: bool = True):
     kinds = go.Figure(layout={"height": height, "title": "dimension kinds",
                               "margin": {"l": 60, "r": 10, "t": 40, "b": 40},
                               "yaxis": {"autorange": "reversed"}})
-    kinds.add_heatmap(z=kg["z"] or [[0]], x=kg["kinds"] or None, y=kg["dims"] or None,
+    kinds.add_heatmap(z=kg["z"] or [[0]], x=kg["kinds"] or None, y=kg["labels"] or None,
                       zmin=0, zmax=2, showscale=False, xgap=1, ygap=1,
                       colorscale=[[0, "#ffffff"], [0.5, "#9ecae1"], [1, "#08519c"]],
                       hovertemplate="%{y}: %{x}<extra></extra>")
@@ -151,9 +157,9 @@ def update_grids(order_fig, kinds_fig, cand) -> None:
     og, kg = order_grid(cand), kinds_grid(cand)
     with order_fig.batch_update():
         order_fig.data[0].update(z=og["z"] or [[None]], text=og["text"] or [[""]],
-                                 x=og["names"], y=og["names"])
+                                 x=og["labels"], y=og["labels"])
     with kinds_fig.batch_update():
-        kinds_fig.data[0].update(z=kg["z"] or [[0]], x=kg["kinds"], y=kg["dims"])
+        kinds_fig.data[0].update(z=kg["z"] or [[0]], x=kg["kinds"], y=kg["labels"])
 
 
 class DomainsPanel:
@@ -167,6 +173,7 @@ class DomainsPanel:
         self.html = w.HTML()
         self.status = w.HTML()
         self.order_fig = self.kinds_fig = None
+        self._drawn_for = None  # the kernel the figures were built for
         self.grids = w.HBox()
         self.widget = w.VBox([self.html, self.status, self.grids])
 
@@ -178,7 +185,11 @@ class DomainsPanel:
             per[ch.name] = (n_open + (len(ch.values) > 1), n_all + 1, vals + len(ch.values))
         rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{o}</td><td>{a}</td><td>{v}</td></tr>"
                        for k, (o, a, v) in sorted(per.items()))
-        pruned = "".join(f"<li>{html.escape(str(p))}</li>" for p in cand.pruned()[:40])
+        pruned = "".join(
+            f"<li title='{html.escape(str(p))}'>"
+            f"{html.escape(choice_label(cand, p.choice, p.objects))}: removed "
+            f"{html.escape(', '.join(p.removed))} → "
+            f"{html.escape(', '.join(p.remaining))}</li>" for p in cand.pruned()[:40])
         self.html.value = (
             "<table><tr><th>choice</th><th>open</th><th>instances</th><th>values left</th></tr>"
             f"{rows}</table><p><b>last decision pruned</b></p><ul>{pruned or '<li>—</li>'}</ul>"
@@ -187,13 +198,21 @@ class DomainsPanel:
             "decided, light possible, white pruned.</p>")
 
     def show(self):
-        """Draw the grids of the current candidate as new figures, their data
-        given at construction (a figure updated while its tab was hidden
-        stayed empty on the page); returns (order, kinds)."""
+        """Draw the grids of the current candidate: new figures, their data
+        given at construction, the first time (and after a kernel change);
+        then the same figures' data replaced in one batch each — a new
+        FigureWidget per click costs the page seconds. The explorer calls
+        `show` only while the tab is on show. Returns (order, kinds)."""
         cand = self._ex.session.cand
-        self.status.value = "<i>computing the order and kind grids …</i>"
-        self.order_fig, self.kinds_fig = grid_figures(len(_enum(cand, "order").values), cand)
-        self.grids.children = [self.order_fig, self.kinds_fig]
-        self.status.value = ""
+        key = id(cand.problem.root_problem)
+        if self.order_fig is None or self._drawn_for != key:
+            self.status.value = "<i>computing the order and kind grids …</i>"
+            self.order_fig, self.kinds_fig = grid_figures(len(_enum(cand, "order").values),
+                                                          cand)
+            self._drawn_for = key
+            self.grids.children = [self.order_fig, self.kinds_fig]
+            self.status.value = ""
+        else:
+            update_grids(self.order_fig, self.kinds_fig, cand)
         return self.order_fig, self.kinds_fig
 
