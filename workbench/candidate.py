@@ -45,6 +45,20 @@ class Pruning:
                 f" -> {{{', '.join(self.remaining)}}} by {self.by}")
 
 
+_PLANS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _digest_plan(problem) -> list:
+    """(repr of "(key, " , table, slot) for every non-inverse key of
+    `problem` in sorted key order: what `Candidate.digest` hashes."""
+    plan = _PLANS.get(problem)
+    if plan is None:
+        plan = [(f"({key!r}, ", problem.vc[v], problem.vj[v])
+                for key, (v, inv) in sorted(problem.index.items()) if not inv]
+        _PLANS[problem] = plan
+    return plan
+
+
 def as_objects(objects) -> tuple[str, ...]:
     """The objects of a choice instance as a tuple of names; a single string
     is one object ("d0", not ('d', '0'))."""
@@ -317,11 +331,13 @@ class Candidate:
         cached = getattr(self, "_digest", None)
         if cached is not None:
             return cached
-        h = hashlib.sha256()
-        for key, (ci, j) in sorted((k, (self.problem.vc[v], self.problem.vj[v]))
-                                   for k, (v, inv) in self.problem.index.items() if not inv):
-            h.update(repr((key, self._tables[ci][j])).encode())
-        self._digest = h.hexdigest()
+        # the bytes hashed are repr((key, domain)) for every key in sorted
+        # order, as always (saved states and records hold digests); the keys'
+        # order and text are the problem's, computed once
+        tables = self._tables
+        text = "".join([f"{prefix}{tables[ci][j]!r})"
+                        for prefix, ci, j in _digest_plan(self.problem)])
+        self._digest = hashlib.sha256(text.encode()).hexdigest()
         return self._digest
 
     def to_json(self) -> str:
