@@ -181,7 +181,7 @@ class ChoicesPanel:
                 note = f"<i>no open choice matches the filter {f!r}</i>"
             elif pending and self.lookahead != "off":
                 note = (note + "<br>" if note else "") + \
-                    "<span class='wb-spin'>⏳ computing each value's child bound…</span>"
+                    "<span class='wb-spin'></span> computing each value's child bound…"
             more = len(open_choices) - len(listed)
             self._draw(gen, cand, listed, note,
                        f"{more} more open choices (filter to see them)" if more > 0 else "")
@@ -292,8 +292,8 @@ class ChoicesPanel:
         if phase == 0:
             self.last_lookahead_ms = ms
             if final > 0 and gen == self.gen:
-                self._redraw(gen, "<span class='wb-spin'>⏳ bounds done; looking for "
-                                  "implementations below each value…</span>")
+                self._redraw(gen, "<span class='wb-spin'></span> bounds done; looking for "
+                                  "implementations below each value…")
         if phase >= final:
             self.last_proof_ms = ms
 

@@ -17,7 +17,15 @@ from pathlib import Path
 import anywidget
 import traitlets
 
-_CSS = """
+# a progress mark for any panel still computing (the explorer's page style too)
+SPIN_CSS = """
+.wb-spin { display: inline-block; width: 10px; height: 10px; border: 2px solid #bbb;
+  border-top-color: #333; border-radius: 50%; animation: wb-spin 0.8s linear infinite;
+  vertical-align: -1px; }
+@keyframes wb-spin { to { transform: rotate(360deg); } }
+"""
+
+_CSS = SPIN_CSS + """
 .wb-choices { font-size: 13px; outline: none; max-height: 640px; overflow-y: auto; }
 .wb-choices:focus { box-shadow: 0 0 0 2px #9cf inset; }
 .wb-choices .wb-group { font-weight: 600; color: #555; margin: 6px 0 2px;

@@ -29,6 +29,7 @@ from workbench.model.justification import fmt_time
 from workbench.session import Session
 
 from .choices import ChoicesPanel
+from .choices_widget import SPIN_CSS
 from .code_view import CodePanel, default_backend
 from .compare_view import ComparePanel
 from .domains import DomainsPanel
@@ -343,7 +344,7 @@ _STYLE = """<style>
 .wb-explorer .lm-TabBar-tab, .wb-explorer .p-TabBar-tab { min-width: 0 !important;
   flex: 0 0 auto !important; max-width: none !important; }
 .wb-explorer .lm-TabBar-tabLabel { overflow: visible; text-overflow: clip; }
-</style>"""
+""" + SPIN_CSS + "</style>"
 
 
 

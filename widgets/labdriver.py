@@ -196,7 +196,7 @@ class LabPage:
 
     def tab_answer(self, title: str, timeout_s: float = 60) -> dict:
         """Show the tab `title` and wait until it answers: its panel has text,
-        no progress mark (⏳) and every figure in it has drawn marks. The time
+        no progress text (computing …) and every figure in it has drawn marks. The time
         in ms and each figure's mark count."""
         t0 = time.perf_counter()
         self.select_tab(title)

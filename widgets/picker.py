@@ -96,7 +96,8 @@ class KernelPicker:
         sizes = {k: m.value for k, m in self.menus.items()}
         label = f"{name}({', '.join(f'{k}={v:,}' for k, v in sizes.items())})"
         self.open_b.disabled = True
-        self.note.value = f"<i>⏳ building the root candidate of {html.escape(label)} …</i>"
+        self.note.value = (f"<i><span class='wb-spin'></span> building the root candidate of "
+                           f"{html.escape(label)} …</i>")
         try:
             old, self.explorer = self.explorer, None
             if old is not None:  # its look-ahead worker stops
