@@ -118,7 +118,7 @@ def test_domain_grids_follow_an_order_decision(kernel):
     assert g["z"][j][i] == g["values"].index("AFTER") and g["text"][j][i] == "A"
     e.tabs.selected_index = Tab.DOMAINS  # the grids are drawn while the tab is on show
     fig = e.order_fig.data[0]  # the figure on the page shows the same matrix
-    assert list(fig.x) == g["names"] and fig.z[i][j] == 0
+    assert list(fig.x) == g["labels"] and fig.z[i][j] == 0  # objects in words
     k = kinds_grid(e.session.cand)
     dims = {c.objects[0]: c.values for c in e.session.cand.choices(include_fixed=True)
             if c.name == "dim_kind"}

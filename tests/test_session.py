@@ -56,9 +56,14 @@ def test_path_bounds_never_drop_and_options_carry_child_bounds(root):
 
 def test_best_measured_marks_options(root, tmp_path):
     store = RecordStore(tmp_path / "runs.jsonl")
-    store.append([{"sizes": root.kernel.spec(), "status": "ok", "median_ns": 1e-3}])
+    store.append([{"sizes": root.kernel.spec(), "status": "ok", "median_ns": 1e-3,
+                   "target": "h200", "backend": "cuda"},
+                  # a CPU time is no best beside an h200 bound
+                  {"sizes": root.kernel.spec(), "status": "ok", "median_ns": 1e-4,
+                   "target": "cpu_reference", "backend": "cpu"}])
     s = Session(root, target="h200", store=store)
-    assert s.best_measured_ns() == 1e-3
+    assert s.best_measured_ns() == 1e-3 and s.best_measured_ns(backend="cpu") is None
+    assert s.best_measured_ns(target="cpu_reference") == 1e-4
     ch = s.cand.choices()[0]
     assert all(o.above_best for o in s.options(ch.name, ch.objects) if o.bound_ns is not None)
 
