@@ -9,8 +9,8 @@ import html
 
 from workbench.compare import Comparison, compare
 from workbench.errors import InvalidDecision
-from workbench.explain import describe
 from workbench.model.justification import fmt_time
+from workbench.names import choice_label
 
 ONE_BRANCH = ("<p><i>Only one branch so far.</i> Press <b>Branch</b> (above) to start "
               "another from the current candidate, take other decisions on it, and the "
@@ -146,14 +146,14 @@ def decisions_html(c: Comparison, ca, cb) -> str:
     td = "<td style='padding:1px 8px'>"
     rows = []
     for choice, objects, va, vb in c.differ:
-        rows.append(f"<tr>{td}{html.escape(choice)}({html.escape(', '.join(objects))})</td>"
+        rows.append(f"<tr>{td}{html.escape(choice_label(ca, choice, objects))}</td>"
                     f"{td}<b>{html.escape(va)}</b></td>{td}<b>{html.escape(vb)}</b></td></tr>")
     for d in c.only_a:
-        rows.append(f"<tr>{td}{html.escape(describe(d).split(' = ')[0])}</td>"
+        rows.append(f"<tr>{td}{html.escape(choice_label(ca, d.choice, d.objects))}</td>"
                     f"{td}{html.escape('|'.join(d.values))}</td>"
                     f"{td}{_domain_text(cb, d.choice, d.objects)}</td></tr>")
     for d in c.only_b:
-        rows.append(f"<tr>{td}{html.escape(describe(d).split(' = ')[0])}</td>"
+        rows.append(f"<tr>{td}{html.escape(choice_label(cb, d.choice, d.objects))}</td>"
                     f"{td}{_domain_text(ca, d.choice, d.objects)}</td>"
                     f"{td}{html.escape('|'.join(d.values))}</td></tr>")
 

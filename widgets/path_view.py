@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 
 from workbench.model.justification import fmt_time
+from workbench.names import decision_label
 
 
 class BoundPanel:
@@ -73,8 +74,7 @@ class PathPanel:
             self._rows.append(w.HBox([btn, w.HTML()]))
         prev = None
         for (step, d, ns), row in zip(steps, self._rows):
-            what = "root" if d is None else \
-                f"{d.choice}({', '.join(d.objects)}) = {'|'.join(d.values)}"
+            what = "root" if d is None else decision_label(session.branch.history[step], d)
             raised = "" if prev is None or ns <= prev else \
                 f" <span style='color:#b00'>+{fmt_time(ns - prev)}</span>"
             text = f"{html.escape(what)} → {fmt_time(ns)}{raised}"
