@@ -73,8 +73,8 @@ class KernelPicker:
         self.open_b.on_click(lambda _: self.open())
         self.picker = w.HBox([self.kernel, self.sizes, self.open_b],
                              layout=w.Layout(flex_flow="row wrap", align_items="center"))
+        self.picker.add_class("wb-picker")  # the menus, wherever a page places them
         self.widget = w.VBox([self.picker, self.note, self.holder])
-        self.widget.add_class("wb-picker")
 
     def _size_menus(self, given: dict) -> None:
         import ipywidgets as w
