@@ -9,11 +9,27 @@ the extended kernel (cached, so replays and siblings reuse it).
 
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
+from itertools import chain, groupby
+from operator import itemgetter
 from typing import Any
 
 from ..errors import DeadEnd, SpaceError
 from . import ast
-from .propagators import DECISION, EXTRA, INF, LOWERING, MASK, NUM, PAIR, Clause, Counter, Trigger
+from .propagators import (
+    DECISION,
+    EXTRA,
+    INF,
+    LOWERING,
+    MASK,
+    NUM,
+    PAIR,
+    Clause,
+    Counter,
+    Trigger,
+    lit_vars,
+)
 from .snippet import CMP_OPS
 from .space import ExistsCond, Space
 
@@ -128,7 +144,20 @@ class KernelSets:
 class Problem:
     """The CSP <d_K, C_K> of a kernel, plus its propagator instances."""
 
-    def __init__(self, space: Space, kernel, fired: frozenset = frozenset(), parent=None):
+    # False: build instances and find new ones by the plain generic loops (the
+    # reference the fast paths are tested against; see tests/test_extension.py)
+    _fast = True
+
+    def __init__(self, space: Space, kernel, fired: frozenset = frozenset(), parent=None,
+                 fast: bool | None = None):
+        self._fast = type(self)._fast if fast is None else fast
+        if self._fast:
+            with no_gc():
+                self._build(space, kernel, fired, parent)
+        else:
+            self._build(space, kernel, fired, parent)
+
+    def _build(self, space, kernel, fired, parent) -> None:
         self.space = space
         self.kernel = kernel
         self.fired = fired
@@ -162,6 +191,13 @@ class Problem:
         # reads through another literal skip it until then (a MASK literal
         # becoming false wakes it through its own watch).
         self.guarded = bytearray(len(self.instances))
+        if self._fast:
+            self._make_wake_fast()
+        else:
+            self._make_wake()
+        del self._static
+
+    def _make_wake(self) -> None:
         watches: list[list[tuple[int, int]]] = [[] for _ in self.keys]
         static = self._static
         for inst in self.instances:
@@ -179,7 +215,6 @@ class Problem:
                     self.guarded[j] = 1
             for v in set(inst.vars()):
                 watches[v].append((j, masks.get(v, -1)))
-        del self._static
         # watches grouped by mask: a change of v tests each distinct mask
         # once instead of each watching clause (order variables are watched
         # by hundreds of transitivity clauses but only a few masks)
@@ -189,6 +224,51 @@ class Problem:
             for j, m in ws:
                 groups.setdefault(m, []).append(j)
             self.wake.append(tuple((m, tuple(js)) for m, js in groups.items()))
+
+    def _make_wake_fast(self) -> None:
+        """`_make_wake` without the per-watch tuples: each instance appends
+        its id straight to the (variable, mask) group it wakes, groups kept in
+        the order of their first instance as there."""
+        groups: list[dict[int, list]] = [{} for _ in self.keys]
+        static = self._static
+        guarded = self.guarded
+        for inst in self.instances:
+            j = inst.id
+            if j in static:
+                continue
+            if isinstance(inst, Clause):
+                masks: dict[int, int] = {}
+                other = None
+                for lit in inst.lits:
+                    if lit[0] == MASK:
+                        v = lit[1]
+                        masks[v] = -1 if v in masks else lit[2]
+                    elif other is None:
+                        other = list(lit_vars(lit))
+                    else:
+                        other.extend(lit_vars(lit))
+                if len(masks) >= 2:
+                    guarded[j] = 1
+                for v, m in masks.items():
+                    g = groups[v]
+                    js = g.get(m)
+                    if js is None:
+                        g[m] = [j]
+                    else:
+                        js.append(j)
+                if other is None:
+                    continue
+                vs = set(other).difference(masks)
+            else:
+                vs = set(inst.vars())
+            for v in vs:
+                g = groups[v]
+                js = g.get(-1)
+                if js is None:
+                    g[-1] = [j]
+                else:
+                    js.append(j)
+        self.wake: list[tuple] = [tuple((m, tuple(js)) for m, js in g.items()) for g in groups]
 
     # ------------------------------------------------------------ bindings
     def bindings(self, foralls, precedes=(), env=None, ids=None):
@@ -270,6 +350,10 @@ class Problem:
         self._static: set[int] = set()
         for g in self.space.constraints:
             label = f"{g.origin}: {g}"
+            plan = self._choice_plan(g) if self._fast else None
+            if plan is not None:
+                self._choice_clauses(g, plan, label)
+                continue
             for env, ids in self.bindings(g.foralls, g.precedes):
                 lits = []
                 for cond in g.conditions:
@@ -311,6 +395,135 @@ class Problem:
                     lits += got
                 else:
                     self._add(Trigger(lits, (g.index, objs), f"trigger {g.action}", objs))
+
+    # Constraints whose conditions all name choices (`is` conditions and
+    # comparisons of two non-counter choices: the transitivity clauses, most
+    # of the instances) over sets without parameters read nothing of the
+    # kernel but its objects: their bindings are enumerated as tuples of ids
+    # and each literal is computed once per condition and objects (the same
+    # literal, as the generic loop would build it, serves every clause that
+    # reads it).
+    def _choice_plan(self, g):
+        """Per condition (kind, condition, objects getter, memo), or None
+        when `g` needs the generic loop."""
+        pos = {b.var: k for k, b in enumerate(g.foralls)}
+        if not g.conditions:
+            return None
+        for b in g.foralls:
+            s = self.space.sets.get(b.set.name)
+            if s is None or s.param is not None or b.set.name not in self.sets.plain:
+                return None
+        plan = []
+        for cond in g.conditions:
+            if isinstance(cond, ast.IsCond):
+                refs = (cond.ref,)
+            elif (isinstance(cond, ast.CmpCond) and isinstance(cond.lhs, ast.ChoiceRef)
+                  and isinstance(cond.rhs, ast.ChoiceRef)
+                  and self.space.choices[cond.lhs.name].kind != "counter"
+                  and self.space.choices[cond.rhs.name].kind != "counter"):
+                refs = (cond.lhs, cond.rhs)
+            else:
+                return None
+            getters = []
+            for ref in refs:
+                if any(a not in pos for a in ref.args):
+                    return None
+                ps = [pos[a] for a in ref.args]
+                getters.append(itemgetter(*ps) if len(ps) >= 2 else
+                               (lambda t, p=ps[0]: (t[p],)) if ps else (lambda t: ()))
+            plan.append((cond, getters, {}))
+        return plan
+
+    def _id_bindings(self, foralls, precedes) -> list[tuple]:
+        """The ids of `bindings(foralls, precedes)` (sets without parameters),
+        in the same order."""
+        precedes = dict(precedes)
+        out: list[tuple] = [()]
+        bound: dict[str, int] = {}
+        roots: list[str] = []
+        for k, b in enumerate(foralls):
+            root = self.space.root(b.set.name)
+            same = [q for q, r in enumerate(roots) if r == root]
+            ids = [i for i, _ in self.sets.plain[b.set.name]]
+            before = bound.get(precedes.get(b.var)) if b.var in precedes else None
+            pos = self.sets.pos
+            nxt = []
+            for t in out:
+                mine = ids
+                if before is not None:
+                    mine = ids[:pos[(b.set.name, t[before])]]
+                if same:
+                    taken = {t[q] for q in same}
+                    nxt += [t + (i,) for i in mine if i not in taken]
+                else:
+                    nxt += [t + (i,) for i in mine]
+            out = nxt
+            bound[b.var] = k
+            roots.append(root)
+        return out
+
+    def _choice_clauses(self, g, plan, label) -> None:
+        ts = self._id_bindings(g.foralls, g.precedes)
+        names = [b.var for b in g.foralls]
+        index_get = self.index.get
+        cols = []
+        for cond, getters, memo in plan:
+            if len(getters) == 1:  # an `is` condition: literal by objects
+                objs = list(map(getters[0], ts))
+                col = list(map(memo.get, objs))
+                for k, lit in enumerate(col):
+                    if lit is None:
+                        o = objs[k]
+                        lit = memo.get(o)
+                        if lit is None:
+                            got = index_get((cond.ref.name, o))
+                            if got is None:
+                                self.lookup(cond.ref, dict(zip(names, ts[k])))
+                            lit = memo[o] = self._is_literal(cond, got)
+                        col[k] = lit
+            else:  # two choices compared: support tables by orientation and universes
+                col = []
+                universe = self.universe
+                lname, rname = cond.lhs.name, cond.rhs.name
+                g1, g2 = getters
+                for t in ts:
+                    r1 = index_get((lname, g1(t)))
+                    r2 = index_get((rname, g2(t)))
+                    if r1 is None or r2 is None or r1[0] == r2[0]:
+                        col.append(self._compare(cond, None, dict(zip(names, t))))
+                        continue
+                    v1, v2 = r1[0], r2[0]
+                    key = (r1[1], r2[1], universe[v1], universe[v2])
+                    tables = memo.get(key)
+                    if tables is None:
+                        lit = self._compare(cond, None, dict(zip(names, t)))
+                        memo[key] = lit[3:]
+                        col.append(lit)
+                    else:
+                        col.append((PAIR, v1, v2) + tables)
+            cols.append(col)
+        insts = self.instances
+        n0 = len(insts)
+        new = [Clause(lits, label, t) for t, lits in zip(ts, zip(*cols))]
+        for k, inst in enumerate(new, n0):
+            inst.id = k
+        insts += new
+        if len(plan) == 1:
+            self._static.update(inst.id for inst in new if inst.lits[0][0] == MASK)
+
+    def _is_literal(self, cond, got):
+        v, inv = got
+        key = (id(cond), inv)
+        mask = self._masks.get(key)
+        if mask is None or mask[0] is not cond:
+            c = self.space.choices[cond.ref.name]
+            m = c.value_mask(cond.values)
+            if cond.negated:
+                m = ((1 << len(c.values)) - 1) & ~m
+            if inv:
+                m = permute(m, c.inverse)
+            mask = self._masks[key] = (cond, m)
+        return (MASK, v, mask[1])
 
     def _add(self, inst, static=False) -> None:
         inst.id = len(self.instances)
@@ -452,10 +665,53 @@ class Problem:
         origin, objects and literals (variables named by choice and objects)."""
         got = getattr(self, "_instance_keys", None)
         if got is None:
-            got = self._instance_keys = [
-                (inst.origin, inst.objects,
-                 tuple(self._lit_key(lit) for lit in getattr(inst, "lits", ())))
-                for inst in self.instances]
+            if self._fast:  # each distinct literal named once
+                memo: dict = {}
+                get, name = memo.get, self._lit_key
+
+                def key(lit):
+                    k = get(lit)
+                    if k is None:
+                        k = memo[lit] = name(lit)
+                    return k
+                got = [(inst.origin, inst.objects, tuple(map(key, getattr(inst, "lits", ()))))
+                       for inst in self.instances]
+            else:
+                got = [(inst.origin, inst.objects,
+                        tuple(self._lit_key(lit) for lit in getattr(inst, "lits", ())))
+                       for inst in self.instances]
+            self._instance_keys = got
+        return got
+
+    def _instance_sigs(self) -> list:
+        """`instance_keys` flattened, each literal's key replaced by a number
+        that is the same in every problem of one root (cheaper to build, hash
+        and compare): (origin, objects, number, number, ...)."""
+        got = self.__dict__.get("_sigs")
+        if got is None:
+            ids = self.root_problem.__dict__.setdefault("_lit_ids", {})
+            lits = [getattr(inst, "lits", ()) for inst in self.instances]
+            memo: dict = {}
+            for lit in set(chain.from_iterable(lits)):
+                lk = self._lit_key(lit)
+                k = ids.get(lk)
+                if k is None:
+                    k = ids[lk] = len(ids)
+                memo[lit] = k
+            num = memo.__getitem__
+            insts = self.instances
+            origins = [inst.origin for inst in insts]
+            objects = [inst.objects for inst in insts]
+            # (origin, objects, literal numbers...) built a run of instances
+            # with as many literals at a time, column by column
+            got = []
+            k = 0
+            for _, run in groupby(map(len, lits)):
+                n = len(list(run))
+                cols = [map(num, col) for col in zip(*lits[k:k + n])]
+                got += zip(origins[k:k + n], objects[k:k + n], *cols)
+                k += n
+            self._sigs = got
         return got
 
     def new_instances(self, old: Problem) -> list[int]:
@@ -463,11 +719,18 @@ class Problem:
         cache = self.__dict__.setdefault("_new_since", {})
         got = cache.get(id(old))
         if got is None:
-            keys = old.__dict__.get("_key_set")
-            if keys is None:
-                keys = old._key_set = set(old.instance_keys())
-            got = cache[id(old)] = [i for i, k in enumerate(self.instance_keys())
-                                    if k not in keys]
+            if self._fast and old._fast and old.root_problem is self.root_problem:
+                with no_gc():
+                    keys = old.__dict__.get("_sig_set")
+                    if keys is None:
+                        keys = old._sig_set = set(old._instance_sigs())
+                    got = [i for i, k in enumerate(self._instance_sigs()) if k not in keys]
+            else:
+                keys = old.__dict__.get("_key_set")
+                if keys is None:
+                    keys = old._key_set = set(old.instance_keys())
+                got = [i for i, k in enumerate(self.instance_keys()) if k not in keys]
+            cache[id(old)] = got
         return got
 
     def _lit_key(self, lit):
@@ -505,6 +768,20 @@ class Problem:
                 got = root._extensions[full] = Problem(self.space, kernel, full, root)
             root._extensions[fired] = got
         return got
+
+
+@contextmanager
+def no_gc():
+    """Pause the cyclic garbage collector: building a problem allocates
+    millions of tuples that all stay alive, and each collection they trigger
+    walks every object of the process (a third of the build's time)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def root_obj(problem: Problem, b: ast.Binding, i: str):

@@ -1,0 +1,124 @@
+"""The fast build of a problem (choice-only clauses by ids, wake lists
+without per-watch tuples, new instances by numbered signatures, the garbage
+collector paused) against the plain generic loops (`Problem._fast = False`):
+same variables, instances, wake lists; same candidates along random trails
+that reach lowerings, and the same behaviour for the decisions after."""
+
+from __future__ import annotations
+
+import random
+from contextlib import contextmanager
+
+import pytest
+
+import workbench as wb
+from workbench.space.problem import Problem
+
+KERNELS = {
+    "matmul": lambda: wb.kernels.matmul(m=64, n=64, k=32),
+    "strided_matmul": lambda: wb.kernels.strided_matmul(m=64, n=64, k=32),
+}
+
+
+@contextmanager
+def from_scratch():
+    """Problems built (and new instances found) by the generic loops."""
+    Problem._fast = False
+    try:
+        yield
+    finally:
+        Problem._fast = True
+
+
+def state(p: Problem) -> dict:
+    """Everything propagation reads of a problem."""
+    insts = [(type(i).__name__, {k: getattr(i, k) for k in i.__slots__}) for i in p.instances]
+    return dict(keys=p.keys, vc=p.vc, vj=p.vj, universe=p.universe, index=p.index,
+                choice_vars=p.choice_vars, init_tables=p.init_tables, instances=insts,
+                guarded=bytes(p.guarded), wake=p.wake, fired=p.fired)
+
+
+def lowering_trail(root, rng: random.Random, lowerings: int = 2) -> list:
+    """Decisions of a random descent that sends pairs through memory (a
+    dim_map to MEMORY, 40 % of the steps where one is open) until the
+    candidate moved to an extended problem `lowerings` times, or is fixed."""
+    c, trail, moved = root, [], 0
+    while not c.is_fixed and moved < lowerings:
+        choices = c.choices()
+        mem = [ch for ch in choices if ch.name == "dim_map" and "MEMORY" in ch.values]
+        if mem and rng.random() < 0.4:
+            ch, v = rng.choice(mem), "MEMORY"
+        else:
+            ch = rng.choice(choices)
+            v = rng.choice(ch.values)
+        try:
+            kid = c.apply(ch.name, ch.objects, v)
+        except wb.DeadEnd:
+            continue
+        moved += kid.problem is not c.problem
+        trail.append(wb.Decision(ch.name, ch.objects, (v,)))
+        c = kid
+    return trail
+
+
+def follow(c, rng: random.Random, n: int = 20) -> list:
+    """What the next `n` random decisions give: the digest, fixed or not, or
+    the dead end's text."""
+    out = []
+    for _ in range(n):
+        if c.is_fixed:
+            break
+        ch = rng.choice(c.choices())
+        v = rng.choice(ch.values)
+        try:
+            c = c.apply(ch.name, ch.objects, v)
+            out.append((ch.name, ch.objects, v, c.digest(), c.is_fixed))
+        except wb.DeadEnd as e:
+            out.append((ch.name, ch.objects, v, "dead end", str(e)))
+    return out
+
+
+def test_root_problem_same_as_from_scratch():
+    k = KERNELS["matmul"]()
+    space = wb.Candidate.root(k).space
+    fast = Problem(space, k)
+    with from_scratch():
+        slow = Problem(space, k)
+    assert state(fast) == state(slow)
+    assert fast.instance_keys() == slow.instance_keys()
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_lowered_candidate_same_as_from_scratch(name, seed):
+    root = wb.Candidate.root(KERNELS[name]())
+    trail = lowering_trail(root, random.Random(seed))
+    fast = wb.Candidate.replay(root.kernel, trail)
+    assert fast.problem is not fast.problem.root_problem, "the trail reached no lowering"
+    with from_scratch():
+        slow = wb.Candidate.replay(KERNELS[name](), trail)
+        assert slow.problem._fast is False
+        assert slow.problem.fired == fast.problem.fired
+        assert fast.digest() == slow.digest()
+        assert fast.choices() == slow.choices()
+        assert fast.is_fixed == slow.is_fixed
+        assert fast.pruned() == slow.pruned()
+        assert follow(slow, random.Random(seed + 100)) == follow(fast, random.Random(seed + 100))
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_extended_problem_same_as_from_scratch(name):
+    """The extended problem, instance by instance, and the instances a
+    lowering adds (what `_remap` starts propagation with)."""
+    root = wb.Candidate.root(KERNELS[name]())
+    c = wb.Candidate.replay(root.kernel, lowering_trail(root, random.Random(7), lowerings=1))
+    new = c.problem
+    assert new is not new.root_problem
+    scratch = Problem(new.space, new.kernel, new.fired, new.root_problem, fast=False)
+    assert len(new.instances) == len(scratch.instances)
+    assert new.instance_keys() == scratch.instance_keys()
+    assert state(new) == state(scratch)
+    old = new.root_problem
+    slow_new = scratch.new_instances(old)  # by readable keys (not fast)
+    assert new.new_instances(old) == slow_new
+    assert slow_new  # a lowering adds instances
