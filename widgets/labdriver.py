@@ -60,6 +60,9 @@ def lab_server(data_dir: Path, log: Path):
     settings.mkdir(parents=True, exist_ok=True)  # no "get Jupyter news?" pop-up
     (settings / "notification.jupyterlab-settings").write_text(
         '{"fetchNews": "false", "checkForUpdates": false}')
+    docs = data_dir / "lab-settings" / "@jupyterlab" / "docmanager-extension"
+    docs.mkdir(parents=True, exist_ok=True)  # a run must not save outputs into the notebook
+    (docs / "plugin.jupyterlab-settings").write_text('{"autosave": false}')
     env = {**os.environ, "WORKBENCH_DATA": str(data_dir),
            "JUPYTERLAB_SETTINGS_DIR": str(data_dir / "lab-settings"),
            # a fresh workspace: no tabs restored from an earlier session
