@@ -1,7 +1,7 @@
 """Click latency of the explorer in a real browser (Debian's Chromium through
 Playwright) on matmul 1024, opened from the picker's menus as a person does,
 in JupyterLab (`make lab`) or in the Voilà dashboard (`make demo`), with the
-Domains tab on show; and the README's screenshots.
+Domains tab (or --tab) on show; and the README's screenshots.
 
 For each click: `panels_ms` — click to the page showing the new status line,
 the new choices column and the new domains table (every visible panel
@@ -9,7 +9,8 @@ updated); `lookahead_ms` — click to every listed value carrying its child
 bound again; `kernel_ms` — the part spent in the notebook kernel (decision +
 refresh), as the status line reports it.
 
-    python benchmarks/bench_explorer_browser.py [--app lab|voila] [--clicks 20] [--shots docs/]
+    python benchmarks/bench_explorer_browser.py [--app lab|voila] [--tab Bound]
+        [--clicks 20] [--shots docs/]
 Writes data/bench/explorer_browser.json (voila: explorer_browser_voila.json).
 """
 
@@ -54,6 +55,7 @@ def main() -> None:
     ap.add_argument("--shots", type=Path, default=None, help="folder for the screenshots")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--app", choices=("lab", "voila"), default="lab")
+    ap.add_argument("--tab", default="Domains", help="the tab on show while clicking")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     args.out = args.out or ROOT / "data" / "bench" / (
@@ -68,12 +70,12 @@ def main() -> None:
         page = explorer_page if args.app == "lab" else demo_page
         with page(data, data / "app.log") as lab:
             lab.open_kernel("matmul", KERNEL)
-            lab.select_tab("Domains")
+            lab.select_tab(args.tab)
             lab.wait_lookahead()
             if args.shots and args.app == "lab":
                 lab.screenshot(args.shots / "explorer_root.png")
             for k in range(args.clicks):
-                r = lab.click_value(0, rng.randrange(4))
+                r = lab.click_value(0, rng.randrange(4), panel_changes=args.tab == "Domains")
                 m = re.search(r"\((\d+) ms in the kernel\)", r["status_after"])
                 r["kernel_ms"] = float(m.group(1)) if m else None
                 clicks.append(r)
@@ -98,7 +100,8 @@ def main() -> None:
         return {"median": statistics.median(xs), "p90": sorted(xs)[int(0.9 * (len(xs) - 1))],
                 "max": max(xs)} if xs else None
 
-    out = {"app": args.app, "kernel": {"builder": "matmul", **KERNEL}, "clicks": clicks,
+    out = {"app": args.app, "tab": args.tab, "kernel": {"builder": "matmul", **KERNEL},
+           "clicks": clicks,
            "panels_ms": stats("panels_ms"), "lookahead_ms": stats("lookahead_ms"),
            "kernel_ms": stats("kernel_ms"), "target_ms": 150,
            "machine": {"cpus": __import__("os").cpu_count(), "python": platform.python_version()}}

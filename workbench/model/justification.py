@@ -68,6 +68,8 @@ def _plain(v):
 def fmt_time(ns: float, digits: int = 3) -> str:
     """A time in ns, ms or µs with `digits` significant digits (the explorer's
     value buttons use 4: children of one candidate often differ in the 4th)."""
+    if ns >= 1e9:
+        return f"{ns / 1e9:,.{digits}g} s"
     if ns >= 1e6:
         return f"{ns / 1e6:.{digits}g} ms"
     if ns >= 1e3:
