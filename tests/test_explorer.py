@@ -85,6 +85,10 @@ def test_lookahead_labels_every_value_and_a_stale_one_draws_nothing(kernel, mode
         assert rows and e.choices.view.labelled
         assert all(" · " in v["text"] or v["disabled"] for r in rows for v in r["values"])
         assert any(v["text"].startswith("✓") for r in rows for v in r["values"])
+        if mode == "process":  # the listed choices shared among the workers
+            assert sum(p.alive for p in e.choices._procs) == e.choices.workers
+        e.hint.value = True  # the ranking's note stays once the labels are in
+        assert e.wait_lookahead(240) and "bound" in e.choices.view.note
         gen = e._gen
         e.filter.value = "size"  # a refresh: a newer generation
         assert e._gen == gen + 1

@@ -16,6 +16,7 @@ at once.
 from __future__ import annotations
 
 import html
+import os
 import threading
 import time
 
@@ -76,6 +77,9 @@ class ChoicesPanel:
 
     prove_s = 0.3  # seconds per value spent looking for a witness of its child
     witness_s = 30.0  # for the current candidate's (lowerings cost seconds cold)
+    # worker processes sharing the listed choices (row k to worker k mod n):
+    # labels arrive ~n times sooner; each holds its own copy of the kernel
+    workers = min(2, os.cpu_count() or 1)
 
     def __init__(self, ex, max_choices: int, lookahead: str, on_change):
         """`ex`: the explorer (its session, `force`, `do`, `show_stuck`);
@@ -93,15 +97,18 @@ class ChoicesPanel:
         self._labels: dict = {}  # (digest, choice, objects) -> (phase, [Option])
         self._listed: dict = {}  # key -> Choice on show
         self._shown: tuple = (None, [])  # (candidate, listed choices)
+        self._note = ""  # the list's own note (ranking, fixed, no match)
         self._jobs: dict = {}  # gen -> (digest, t0, final phase)
         self._done = threading.Condition()
         self._done_gen = 0
         self._lock = threading.RLock()
         self._worker: threading.Thread | None = None
-        self._proc = None
+        self._procs: list = []
+        self._phases: dict = {}  # (gen, phase) -> workers done with it
+        self._results = threading.Lock()  # one reader thread per worker
         if lookahead == "process":
             from workbench.lookahead_process import LookaheadProcess
-            self._proc = LookaheadProcess(self._on_results)
+            self._procs = [LookaheadProcess(self._on_results) for _ in range(self.workers)]
         self.filter = w.Text(placeholder="filter: instruction, dimension or choice",
                              layout=w.Layout(width="260px"))
         self.filter.observe(lambda _: on_change(), names="value")
@@ -179,35 +186,37 @@ class ChoicesPanel:
             elif not listed:
                 f = html.escape(self.filter.value)
                 note = f"<i>no open choice matches the filter {f!r}</i>"
-            elif pending and self.lookahead != "off":
-                note = (note + "<br>" if note else "") + \
-                    "<span class='wb-spin'></span> computing each value's child bound…"
+            self._note = note  # what the list says; progress is appended to it
+            progress = "<span class='wb-spin'></span> computing each value's child bound…" \
+                if pending and listed and self.lookahead != "off" else ""
             more = len(open_choices) - len(listed)
-            self._draw(gen, cand, listed, note,
+            self._draw(gen, cand, listed, progress,
                        f"{more} more open choices (filter to see them)" if more > 0 else "")
             if not pending or self.lookahead == "off":
                 self._finish(gen)
             return gen, cand, pending
 
-    def _draw(self, gen, cand, listed, note=None, more=None) -> None:
+    def _draw(self, gen, cand, listed, progress=None, more=None) -> None:
+        """`progress`: None keeps the note; else the list's note and it."""
         rows = [self._row(cand, c) for c in listed]
         labelled = all(v["style"] != "pending" for r in rows for v in r["values"])
         with self.view.hold_sync():
             self.view.rows = rows
             self.view.gen = gen
             self.view.labelled = labelled
-            if note is not None:
-                self.view.note = note
+            if progress is not None:
+                self.view.note = "<br>".join(x for x in (self._note, progress) if x)
             if more is not None:
                 self.view.more = more
 
-    def _redraw(self, gen: int, note: str | None = None) -> None:
-        """The current rows again with whatever labels arrived (one message)."""
+    def _redraw(self, gen: int, progress: str | None = None) -> None:
+        """The current rows again with whatever labels arrived (one message);
+        `progress` replaces the progress text ("" clears it)."""
         with self._lock:
             if gen != self.gen:
                 return
             cand, listed = self._shown
-            self._draw(gen, cand, listed, note)
+            self._draw(gen, cand, listed, progress)
 
     # ------------------------------------------------------------- events
     def _on_event(self, content: dict) -> None:
@@ -233,9 +242,11 @@ class ChoicesPanel:
     def start_lookahead(self, gen: int, cand, pending: list) -> None:
         if not pending or self.lookahead == "off":
             return
-        self._jobs[gen] = (cand.digest(), time.perf_counter(), self._final())
+        self._jobs[gen] = (cand.digest(), time.perf_counter(), self._final(), 1)
         for old in [g for g in self._jobs if g < gen - 8]:
             del self._jobs[old]
+        for key in [k for k in self._phases if k[0] < gen - 8]:
+            del self._phases[key]
         if self.lookahead == "process" and self._submit(gen, cand, pending):
             return
         if self.lookahead == "sync":
@@ -246,24 +257,38 @@ class ChoicesPanel:
             self._worker.start()
 
     def _submit(self, gen: int, cand, pending: list) -> bool:
+        """One job per worker, each a share of the choices; a worker with no
+        share gets an empty job (it stops what it was doing)."""
         s = self._ex.session
-        return self._proc.submit({
-            "gen": gen, "kernel": cand.problem.root_problem.kernel.spec(),
-            "space": cand.space.name, "target": s.target,
-            "trail": [d.to_dict() for d in cand.trail],
-            "items": [(c.name, list(c.objects)) for c in pending],
-            "prove_s": self.prove_s, "witness_s": self.witness_s,
-            "best_ns": s.best_measured_ns()})
+        n = len(self._procs)
+        shares = [pending[k::n] for k in range(n)]
+        busy = sum(1 for sh in shares if sh)
+        digest, t0, final, _ = self._jobs[gen]
+        self._jobs[gen] = (digest, t0, final, busy)
+        base = {"kernel": cand.problem.root_problem.kernel.spec(), "space": cand.space.name,
+                "target": s.target, "trail": [d.to_dict() for d in cand.trail],
+                "witness_s": self.witness_s,
+                "best_ns": s.best_measured_ns(backend=self._ex.backend)}
+        ok = True
+        for proc, share in zip(self._procs, shares):
+            ok &= proc.submit({**base, "gen": gen if share else -gen,
+                               "prove_s": self.prove_s if share else 0.0,
+                               "items": [(c.name, list(c.objects)) for c in share]})
+        return ok
 
     def _on_results(self, msgs: list) -> None:
-        """A batch from the worker process (its reader thread)."""
+        """A batch from a worker process (its reader thread)."""
+        with self._results:
+            self._take_results(msgs)
+
+    def _take_results(self, msgs: list) -> None:
         touched, finished = set(), []
         for m in msgs:
             kind, gen = m[0], m[1]
             job = self._jobs.get(gen)
             if job is None:
                 continue
-            digest, t0, final = job
+            digest, t0, final, busy = job
             if kind == "opts":
                 _, _, phase, choice, objects, tuples = m
                 self._labels[(digest, choice, tuple(objects))] = \
@@ -274,6 +299,9 @@ class ChoicesPanel:
                 self._labels[(digest, choice, tuple(objects))] = (final, [])
                 touched.add(gen)
             elif kind == "phase":
+                done = self._phases[(gen, m[2])] = self._phases.get((gen, m[2]), 0) + 1
+                if done < busy:  # another worker still has its share
+                    continue
                 self._phase_done(gen, m[2], t0, final)
                 if m[2] >= final:
                     finished.append(gen)
@@ -357,8 +385,8 @@ class ChoicesPanel:
         return list(self.view.rows)
 
     def close(self) -> None:
-        if self._proc is not None:
-            self._proc.close()
+        for proc in self._procs:
+            proc.close()
 
 
 __all__ = ["ChoicesPanel", "choice_key", "look"]
