@@ -77,9 +77,11 @@ class ChoicesPanel:
 
     prove_s = 0.3  # seconds per value spent looking for a witness of its child
     witness_s = 30.0  # for the current candidate's (lowerings cost seconds cold)
-    # worker processes sharing the listed choices (row k to worker k mod n):
-    # labels arrive ~n times sooner; each holds its own copy of the kernel
-    workers = min(2, os.cpu_count() or 1)
+    # worker processes sharing the listed choices (row k to worker k mod n),
+    # one per two cores beyond the two the kernel and the browser need: on 2
+    # cores a second worker made labels slower (978 → 1,168 ms median) and
+    # clicks too (253 → 277 ms); each worker holds its own copy of the kernel
+    workers = max(1, min(4, ((os.cpu_count() or 2) - 2) // 2))
 
     def __init__(self, ex, max_choices: int, lookahead: str, on_change):
         """`ex`: the explorer (its session, `force`, `do`, `show_stuck`);
