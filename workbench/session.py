@@ -16,7 +16,7 @@ import json
 import os
 import random
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .candidate import Candidate, Decision, as_objects
@@ -179,9 +179,12 @@ class Session:
         cand = cand or self.cand
         objects = as_objects(objects)
         key = (cand.digest(), choice, objects)
+        fresh = {}  # this call's children: proving a value reuses its propagation
         if key not in self._kids:  # `stop`: see model.lookahead (nothing is cached then)
-            self._kids[key] = lookahead(cand, choice, objects, self.target,
-                                        parent=self.bound(cand), stop=stop)
+            kids = lookahead(cand, choice, objects, self.target, parent=self.bound(cand),
+                             stop=stop, keep=True)
+            fresh = {k.value: k.cand for k in kids}
+            self._kids[key] = [replace(k, cand=None) for k in kids]
         kids = self._kids[key]
         best = self.best_measured_ns()
         if prove_s > 0:
@@ -194,7 +197,8 @@ class Session:
             if stop is not None and stop():
                 from .model.lookahead import Stopped
                 raise Stopped(f"proving {choice}{objects} stopped")
-            status, wit = self.prove(choice, objects, k.value, cand, budget_s=prove_s, stop=stop)
+            status, wit = self.prove(choice, objects, k.value, cand, budget_s=prove_s, stop=stop,
+                                     child=fresh.get(k.value))
             out.append(Option(k.value, k.value_ns, "", best is not None and k.value_ns >= best,
                               status, wit))
         return out
@@ -228,8 +232,10 @@ class Session:
             self._known = [*self._known[-63:], w]
 
     def prove(self, choice: str, objects, value: str, cand: Candidate | None = None,
-              budget_s: float = 0.0, stop=None) -> tuple[str, Candidate | None]:
-        """(status, witness) of one value of an open choice of `cand`."""
+              budget_s: float = 0.0, stop=None, child: Candidate | None = None
+              ) -> tuple[str, Candidate | None]:
+        """(status, witness) of one value of an open choice of `cand`;
+        `child`: that value's child when the caller has it already."""
         cand = cand or self.cand
         objects = as_objects(objects)
         key = (cand.digest(), choice, objects, value)
@@ -241,7 +247,7 @@ class Session:
             got = (PROVEN, w)
         else:
             try:
-                child = cand.apply(choice, objects, value)
+                child = child if child is not None else cand.apply(choice, objects, value)
             except DeadEnd:
                 got = (DEAD, None)
             else:

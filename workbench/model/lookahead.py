@@ -14,7 +14,7 @@ difference between the best and the worst value.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..candidate import as_objects
 from ..errors import DeadEnd, InvalidDecision
@@ -26,6 +26,9 @@ class Child:
     value: str
     bound: Bound | None  # None: the value leads to a dead end
     error: str = ""
+    # the child itself, only when asked for (`keep=True`): candidates are
+    # large, a cache of look-aheads must not hold them
+    cand: object = field(default=None, compare=False, repr=False)
 
     @property
     def value_ns(self) -> float:
@@ -37,9 +40,10 @@ class Stopped(Exception):
 
 
 def lookahead(cand, choice: str, objects, target=None, parent: Bound | None = None,
-              stop=None) -> list[Child]:
+              stop=None, keep: bool = False) -> list[Child]:
     """Bound of the candidate after each remaining value of one choice;
-    `stop()`, asked before each value, abandons it (raises Stopped)."""
+    `stop()`, asked before each value, abandons it (raises Stopped);
+    `keep`: each Child holds its candidate too."""
     parent = parent or bound(cand, target)
     out = []
     objects = as_objects(objects)
@@ -51,7 +55,7 @@ def lookahead(cand, choice: str, objects, target=None, parent: Bound | None = No
         except DeadEnd as exc:
             out.append(Child(value, None, str(exc)))
             continue
-        out.append(Child(value, bound(child, target, parent=parent)))
+        out.append(Child(value, bound(child, target, parent=parent), cand=child if keep else None))
     return out
 
 
