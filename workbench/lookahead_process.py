@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import threading
 from collections import OrderedDict
 
@@ -95,6 +96,10 @@ def _run_job(kernels: dict, job: dict, send, stop) -> None:
 
 def worker_main(conn) -> None:
     """The worker's loop: one job at a time; a newer message stops it."""
+    try:  # background work: the kernel answering a click and the page come first
+        os.nice(10)
+    except (AttributeError, OSError):
+        pass
     kernels: dict = {}
     stop = conn.poll  # a message waiting = a newer job (or the end)
     while True:
