@@ -77,6 +77,10 @@ def _run_job(kernels: dict, job: dict, send, stop) -> None:
         if phase and prove_s <= 0:
             break
         if phase:
+            # proofs wait until the person has read the bounds: a click in
+            # that time finds the worker idle, not inside a witness search
+            if stop(job.get("settle_s", 0.4)):
+                return
             k.session.witness(cand, budget_s=job.get("witness_s", 30.0), stop=stop)
         for choice, objects in job["items"]:
             if stop():
@@ -101,7 +105,7 @@ def worker_main(conn) -> None:
     except (AttributeError, OSError):
         pass
     kernels: dict = {}
-    stop = conn.poll  # a message waiting = a newer job (or the end)
+    stop = conn.poll  # a message waiting = a newer job (or the end); stop(t) waits t s
     while True:
         try:
             msg = conn.recv()
