@@ -16,7 +16,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -42,20 +41,69 @@ def missing() -> str | None:
     return None
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def with_targets(data_dir: Path) -> Path:
+    """`data_dir` holding the shipped hardware tables (a server's notebooks
+    read their data there through WORKBENCH_DATA)."""
+    import shutil
+    data_dir.mkdir(parents=True, exist_ok=True)
+    if not (data_dir / "targets").exists():
+        shutil.copytree(REPO / "data" / "targets", data_dir / "targets")
+    return data_dir
+
+
+@contextmanager
+def served(cmd: list, env: dict, log: Path, probe: str, what: str, timeout_s: float = 90):
+    """Run the server `cmd` (output to `log`) until `probe` answers — any
+    HTTP answer, an error status included; stop it on exit."""
+    import urllib.error
+    with log.open("w") as fh:
+        proc = subprocess.Popen(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, cwd=REPO)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                urllib.request.urlopen(probe, timeout=2)
+                break
+            except urllib.error.HTTPError:
+                break  # it answers
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"{what} did not start; see {log}") from None
+                time.sleep(0.3)
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@contextmanager
+def chromium_page(width: int = 1500, height: int = 1100):
+    """A page of a headless Debian Chromium, closed on exit."""
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                     args=CHROMIUM_ARGS)
+        try:
+            yield browser.new_page(viewport={"width": width, "height": height})
+        finally:
+            browser.close()
 
 
 @contextmanager
 def lab_server(data_dir: Path, log: Path):
     """A JupyterLab server on the repository, its notebooks' data in
     `data_dir`; yields the base URL with the token."""
-    import shutil
-    if not (data_dir / "targets").exists():  # the hardware tables come along
-        shutil.copytree(REPO / "data" / "targets", data_dir / "targets")
-    port, token = _free_port(), secrets.token_hex(16)
+    with_targets(data_dir)
+    port, token = free_port(), secrets.token_hex(16)
     settings = data_dir / "lab-settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True, exist_ok=True)  # no "get Jupyter news?" pop-up
     (settings / "notification.jupyterlab-settings").write_text(
@@ -73,26 +121,9 @@ def lab_server(data_dir: Path, log: Path):
            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
     if os.geteuid() == 0:
         cmd.append("--allow-root")
-    with log.open("w") as fh:
-        proc = subprocess.Popen(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, cwd=REPO)
     base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"JupyterLab did not start; see {log}") from None
-                time.sleep(0.5)
+    with served(cmd, env, log, f"{base}/api/status?token={token}", "JupyterLab"):
         yield base, token
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 # JavaScript run in the page: click a value and time until the page shows
@@ -235,21 +266,15 @@ class LabPage:
 def explorer_page(data_dir: Path, log: Path, width: int = 1500, height: int = 1100,
                   notebook: str = NOTEBOOK):
     """JupyterLab serving the repository, the explorer notebook open and run."""
-    from playwright.sync_api import sync_playwright
-    with lab_server(data_dir, log) as (base, token), sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                     args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": width, "height": height})
-            page.goto(f"{base}/lab/tree/{notebook}?token={token}", timeout=120_000)
-            page.wait_for_selector(".jp-Notebook", timeout=120_000)
-            if page.locator(".jp-FileBrowser").is_visible():  # room for the explorer
-                page.keyboard.press("Control+b")
-            lab = LabPage(page)
-            lab.run_all()
-            yield lab
-        finally:
-            browser.close()
+    with lab_server(data_dir, log) as (base, token), chromium_page(width, height) as page:
+        page.goto(f"{base}/lab/tree/{notebook}?token={token}", timeout=120_000)
+        page.wait_for_selector(".jp-Notebook", timeout=120_000)
+        if page.locator(".jp-FileBrowser").is_visible():  # room for the explorer
+            page.keyboard.press("Control+b")
+        lab = LabPage(page)
+        lab.run_all()
+        yield lab
 
 
-__all__ = ["CHROMIUM", "LabPage", "explorer_page", "lab_server", "missing"]
+__all__ = ["CHROMIUM", "LabPage", "chromium_page", "explorer_page", "free_port", "lab_server",
+           "missing", "served", "with_targets"]

@@ -12,17 +12,12 @@ built; the widgets are then drawn in the browser. The notebook's data
 from __future__ import annotations
 
 import os
-import shutil
-import socket
-import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
-from .labdriver import CHROMIUM, CHROMIUM_ARGS, LabPage
+from .labdriver import LabPage, chromium_page, free_port, served, with_targets
 from .labdriver import missing as _lab_missing
 
 REPO = Path(__file__).resolve().parents[1]
@@ -41,46 +36,20 @@ def missing() -> str | None:
     return None
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextmanager
 def voila_server(data_dir: Path, log: Path, notebook: str = DEMO, timeout_s: float = 120):
     """Voilà serving `notebook` on a free port of 127.0.0.1, the notebook's
     data in `data_dir`; yields the base URL once the server answers (the
     notebook itself runs on the first page request)."""
-    data_dir.mkdir(parents=True, exist_ok=True)
-    if not (data_dir / "targets").exists():  # the hardware tables come along
-        shutil.copytree(REPO / "data" / "targets", data_dir / "targets")
-    port = _free_port()
+    with_targets(data_dir)
+    port = free_port()
     env = {**os.environ, "WORKBENCH_DATA": str(data_dir)}
     cmd = [sys.executable, "-m", "voila", str(REPO / notebook), "--no-browser",
            "--Voila.ip=127.0.0.1", f"--port={port}", "--show_tracebacks=True"]
-    with log.open("w") as fh:
-        proc = subprocess.Popen(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, cwd=REPO)
     base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            try:  # a static file: answered without running the notebook
-                urllib.request.urlopen(f"{base}/voila/static/voila.js", timeout=2)
-                break
-            except urllib.error.HTTPError:
-                break  # it answers
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"Voilà did not start; see {log}") from None
-                time.sleep(0.3)
+    # a static file: answered without running the notebook
+    with served(cmd, env, log, f"{base}/voila/static/voila.js", "Voilà", timeout_s):
         yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 class DemoPage(LabPage):
@@ -104,24 +73,18 @@ class DemoPage(LabPage):
 def demo_page(data_dir: Path, log: Path, width: int = 1500, height: int = 1100,
               timeout_s: float = 120):
     """Voilà serving the dashboard, open in Chromium with the explorer shown."""
-    from playwright.sync_api import sync_playwright
-    with voila_server(data_dir, log, timeout_s=timeout_s) as base, sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                     args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": width, "height": height})
-            t0 = time.perf_counter()
-            page.goto(base + "/", timeout=timeout_s * 1e3)
-            page.wait_for_selector(".wb-explorer", timeout=timeout_s * 1e3)
-            demo = DemoPage(page)
-            page.wait_for_function("(() => { const e = [...document.querySelectorAll("
-                                   "'.wb-explorer .widget-html-content')]; return e.some("
-                                   "x => x.textContent.includes('bound')) })()",
-                                   timeout=timeout_s * 1e3)
-            demo.load_s = time.perf_counter() - t0
-            yield demo
-        finally:
-            browser.close()
+    with voila_server(data_dir, log, timeout_s=timeout_s) as base, \
+            chromium_page(width, height) as page:
+        t0 = time.perf_counter()
+        page.goto(base + "/", timeout=timeout_s * 1e3)
+        page.wait_for_selector(".wb-explorer", timeout=timeout_s * 1e3)
+        demo = DemoPage(page)
+        page.wait_for_function("(() => { const e = [...document.querySelectorAll("
+                               "'.wb-explorer .widget-html-content')]; return e.some("
+                               "x => x.textContent.includes('bound')) })()",
+                               timeout=timeout_s * 1e3)
+        demo.load_s = time.perf_counter() - t0
+        yield demo
 
 
 __all__ = ["DEMO", "DemoPage", "demo_page", "missing", "voila_server"]
