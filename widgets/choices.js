@@ -6,57 +6,45 @@ function render({ model, el }) {
   let focus = { row: 0, val: 0 };
   const rows = () => model.get('rows');
   const send = (m) => model.send(m);
+  const force = (r, v) => send({ kind: 'force', key: r.key, value: v.v, gen: model.get('gen') });
+  // an element of class `cls` with `text` appended to `parent`
+  const add = (parent, tag, cls, text) => {
+    const e = document.createElement(tag);
+    e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    parent.appendChild(e);
+    return e;
+  };
   function draw() {
     const list = rows();
     const frag = document.createDocumentFragment();
     const note = model.get('note');
-    if (note) {
-      const n = document.createElement('div');
-      n.className = 'wb-note';
-      n.innerHTML = note;
-      frag.appendChild(n);
-    }
+    if (note) add(frag, 'div', 'wb-note').innerHTML = note;
     let group = null;
     focus.row = Math.min(focus.row, Math.max(list.length - 1, 0));
     list.forEach((r, i) => {
       if (r.group !== group) {
         group = r.group;
-        const g = document.createElement('div');
-        g.className = 'wb-group';
-        g.textContent = group;
-        frag.appendChild(g);
+        add(frag, 'div', 'wb-group', group);
       }
-      const row = document.createElement('div');
-      row.className = 'wb-row' + (i === focus.row ? ' wb-focus' : '');
+      const row = add(frag, 'div', 'wb-row' + (i === focus.row ? ' wb-focus' : ''));
       row.dataset.key = r.key;
-      const name = document.createElement('span');
-      name.className = 'wb-name';
-      name.textContent = r.label;
-      name.title = r.raw;
-      row.appendChild(name);
+      add(row, 'span', 'wb-name', r.label).title = r.raw;
       r.values.forEach((v, j) => {
-        const b = document.createElement('button');
         const here = i === focus.row && j === focus.val;
-        b.className = 'wb-value wb-' + v.style + (here ? ' wb-vfocus' : '');
-        b.textContent = v.text;
+        const b = add(row, 'button', 'wb-value wb-' + v.style + (here ? ' wb-vfocus' : ''),
+                      v.text);
         b.title = v.tip;
         b.disabled = v.disabled;
         b.onclick = () => {
           focus = { row: i, val: j };
           b.classList.add('wb-clicked');
-          send({ kind: 'force', key: r.key, value: v.v, gen: model.get('gen') });
+          force(r, v);
         };
-        row.appendChild(b);
       });
-      frag.appendChild(row);
     });
     const more = model.get('more');
-    if (more) {
-      const m = document.createElement('div');
-      m.className = 'wb-more';
-      m.textContent = more;
-      frag.appendChild(m);
-    }
+    if (more) add(frag, 'div', 'wb-more', more);
     el.replaceChildren(frag);
     el.dataset.gen = model.get('gen');
     el.dataset.labelled = model.get('labelled');
@@ -76,7 +64,7 @@ function render({ model, el }) {
   const forceFocused = () => {
     const r = rows()[focus.row];
     const v = r && r.values[focus.val];
-    if (v && !v.disabled) send({ kind: 'force', key: r.key, value: v.v, gen: model.get('gen') });
+    if (v && !v.disabled) force(r, v);
   };
   el.addEventListener('keydown', (e) => {
     const k = e.key;
@@ -93,8 +81,15 @@ function render({ model, el }) {
     e.preventDefault();
     e.stopPropagation();
   });
-  model.on('change:rows', draw);
-  model.on('change:note', draw);
+  // rows and note arrive in one message: draw once for both
+  let queued = false;
+  const redraw = () => {
+    if (queued) return;
+    queued = true;
+    queueMicrotask(() => { queued = false; draw(); });
+  };
+  model.on('change:rows', redraw);
+  model.on('change:note', redraw);
   draw();
 }
 export default { render };

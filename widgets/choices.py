@@ -118,7 +118,6 @@ class ChoicesPanel:
         self.hint.observe(lambda _: on_change(), names="value")
         self.view = ChoicesView()
         self.view.on_event(self._on_event)
-        self.box = self.view
         self.widget = w.VBox([w.HBox([self.filter, self.hint]), self.view],
                              layout=w.Layout(width="46%"))
 

@@ -141,7 +141,6 @@ class CandidateExplorer:
     # the panels' widgets and the look-ahead, by their names before the split
     filter = property(lambda self: self.choices.filter)
     hint = property(lambda self: self.choices.hint)
-    choices_box = property(lambda self: self.choices.box)
     _gen = property(lambda self: self.choices.gen)
     wait_lookahead = property(lambda self: self.choices.wait_lookahead)
     last_lookahead_ms = property(lambda self: self.choices.last_lookahead_ms)
