@@ -183,6 +183,19 @@ def _names(cand) -> _Names:
     return got
 
 
+def _memo(table: dict, choice: str, objects, make) -> str:
+    """`table[(choice, objects)]`, made by `make(objects as a tuple)` the
+    first time; the common call (a tuple already) costs one lookup."""
+    try:
+        return table[(choice, objects)]
+    except (KeyError, TypeError):  # not yet, or objects as a list or a string
+        objects = _objects(objects)
+        got = table.get((choice, objects))
+        if got is None:
+            got = table[(choice, objects)] = make(objects)
+        return got
+
+
 def object_label(cand, obj: str) -> str:
     """An object of `cand` (a Candidate, or its problem) in words (see the
     module's docstring); an unknown object is its own id."""
@@ -193,14 +206,7 @@ def choice_label(cand, choice: str, objects) -> str:
     """A choice instance in words: ``"order: ld_a vs mad · n · tile 0"``,
     ``"size: mad · n · tile 0"``, ``"memory space: temporary of ld_a for mad"``."""
     n = _names(cand)
-    try:
-        return n.choices[(choice, objects)]
-    except (KeyError, TypeError):
-        objects = _objects(objects)
-        got = n.choices.get((choice, objects))
-        if got is None:
-            got = n.choices[(choice, objects)] = n.label(choice, objects)
-        return got
+    return _memo(n.choices, choice, objects, lambda objs: n.label(choice, objs))
 
 
 def choice_group(cand, choice: str, objects) -> str:
@@ -208,14 +214,7 @@ def choice_group(cand, choice: str, objects) -> str:
     objects belong to, in kernel order (``"mad"``, ``"ld_a ↔ mad"``), or
     ``"kernel"`` when they belong to none."""
     n = _names(cand)
-    try:
-        return n.groups[(choice, objects)]
-    except (KeyError, TypeError):
-        objects = _objects(objects)
-        got = n.groups.get((choice, objects))
-        if got is None:
-            got = n.groups[(choice, objects)] = n.group(objects)
-        return got
+    return _memo(n.groups, choice, objects, n.group)
 
 
 def decision_label(cand, decision) -> str:
