@@ -512,6 +512,8 @@ class Problem:
             self._static.update(inst.id for inst in new if inst.lits[0][0] == MASK)
 
     def _is_literal(self, cond, got):
+        """The MASK literal of an `is` condition on the variable `got`
+        (number, inverse), its mask memoised per condition."""
         v, inv = got
         key = (id(cond), inv)
         mask = self._masks.get(key)
@@ -560,18 +562,7 @@ class Problem:
                 out += self._literals(cond.cond, e2, i2)
             return out
         if isinstance(cond, ast.IsCond):
-            v, inv = self.lookup(cond.ref, ids)
-            key = (id(cond), inv)
-            got = self._masks.get(key)
-            if got is None or got[0] is not cond:
-                c = self.space.choices[cond.ref.name]
-                mask = c.value_mask(cond.values)
-                if cond.negated:
-                    mask = ((1 << len(c.values)) - 1) & ~mask
-                if inv:
-                    mask = permute(mask, c.inverse)
-                got = self._masks[key] = (cond, mask)
-            return [(MASK, v, got[1])]
+            return [self._is_literal(cond, self.lookup(cond.ref, ids))]
         return [self._compare(cond, env, ids)]
 
     def _compare(self, cond: ast.CmpCond, env, ids):
