@@ -43,7 +43,9 @@ def lowering_trail(root, rng: random.Random, lowerings: int = 2) -> list:
     dim_map to MEMORY, 40 % of the steps where one is open) until the
     candidate moved to an extended problem `lowerings` times, or is fixed."""
     c, trail, moved = root, [], 0
-    while not c.is_fixed and moved < lowerings:
+    for _ in range(2000):  # a stuck candidate (every value dead) would loop forever
+        if c.is_fixed or moved >= lowerings:
+            break
         choices = c.choices()
         mem = [ch for ch in choices if ch.name == "dim_map" and "MEMORY" in ch.values]
         if mem and rng.random() < 0.4:

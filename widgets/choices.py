@@ -24,6 +24,7 @@ from workbench.errors import WorkbenchError
 from workbench.model.justification import fmt_time
 from workbench.model.lookahead import Stopped
 from workbench.names import choice_group, choice_label, raw
+from workbench.prebuild import LoweringPrebuilder
 from workbench.session import DEAD, PROVEN, Option
 
 from .choices_widget import ChoicesView
@@ -108,6 +109,8 @@ class ChoicesPanel:
         self._procs: list = []
         self._phases: dict = {}  # (gen, phase) -> workers done with it
         self._results = threading.Lock()  # one reader thread per worker
+        # the extended problems one lowering ahead, built while the person reads
+        self._prebuild = LoweringPrebuilder() if lookahead in ("process", "background") else None
         if lookahead == "process":
             from workbench.lookahead_process import LookaheadProcess
             self._procs = [LookaheadProcess(self._on_results) for _ in range(self.workers)]
@@ -195,6 +198,8 @@ class ChoicesPanel:
                        f"{more} more open choices (filter to see them)" if more > 0 else "")
             if not pending or self.lookahead == "off":
                 self._finish(gen)
+            if self._prebuild is not None:
+                self._prebuild.offer(cand)
             return gen, cand, pending
 
     def _draw(self, gen, cand, listed, progress=None, more=None) -> None:
@@ -386,6 +391,8 @@ class ChoicesPanel:
         return list(self.view.rows)
 
     def close(self) -> None:
+        if self._prebuild is not None:
+            self._prebuild.close()
         for proc in self._procs:
             proc.close()
 

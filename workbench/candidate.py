@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from .errors import DeadEnd, InvalidDecision
 from .space.problem import Problem, permute
-from .space.propagators import DECISION, EXTRA, INF, Store, fixpoint, pack_sat
+from .space.propagators import DECISION, EXTRA, FALSE, INF, Store, fixpoint, pack_sat, status
 from .space.space import Space, load_space
 
 FORMAT = "workbench.candidate/1"
@@ -264,6 +264,15 @@ class Candidate:
         """Open choice instances (each pair of a mirrored choice listed once)."""
         return [Choice(info.name, self.problem.keys[v][1], self._names(v, d))
                 for info, v, d in self._visible_vars(include_fixed)]
+
+    def lowerings_ahead(self) -> list[frozenset]:
+        """The fired sets one more lowering can lead to: for each trigger not
+        yet fired whose conditions are not already false, the problem's
+        fired set plus it (several may give the same extended problem)."""
+        p = self.problem
+        st = Store(p, self._tables)
+        return [p.fired | {t.key} for t in p.triggers() if t.key not in p.fired
+                and all(status(st, lit) != FALSE for lit in t.lits)]
 
     @property
     def is_fixed(self) -> bool:

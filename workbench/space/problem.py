@@ -10,6 +10,7 @@ the extended kernel (cached, so replays and siblings reuse it).
 from __future__ import annotations
 
 import gc
+import threading
 from contextlib import contextmanager
 from itertools import chain, groupby
 from operator import itemgetter
@@ -166,6 +167,14 @@ class Problem:
         self.root_problem = parent.root_problem if parent else self
         if parent is None:
             self._extensions: dict[frozenset, Problem] = {}
+            # extensions under construction (fired set -> Event): a click
+            # waits for the one a background thread is building
+            # (workbench.prebuild) instead of building it a second time
+            self._building: dict[frozenset, threading.Event] = {}
+            self._ext_lock = threading.Lock()
+            # literal numbering (`_instance_sigs`) shared by the root's
+            # problems: one thread at a time, or two literals could get one number
+            self._sig_lock = threading.RLock()
         self.sets = KernelSets(space, kernel)
         self.choice_infos = list(space.choices.values())
         self.keys: list[tuple[str, tuple[str, ...]]] = []  # var -> (choice, objects)
@@ -709,7 +718,12 @@ class Problem:
         """Instances of this (extended) problem that `old` does not have."""
         cache = self.__dict__.setdefault("_new_since", {})
         got = cache.get(id(old))
-        if got is None:
+        if got is not None:
+            return got
+        with self.root_problem._sig_lock:
+            got = cache.get(id(old))
+            if got is not None:  # another thread just computed it
+                return got
             if self._fast and old._fast and old.root_problem is self.root_problem:
                 with no_gc():
                     keys = old.__dict__.get("_sig_set")
@@ -734,31 +748,59 @@ class Problem:
 
     # ----------------------------------------------------------- lowering
     def extended(self, fired: frozenset) -> Problem:
-        """The problem of the kernel after the given triggers ran (cached)."""
+        """The problem of the kernel after the given triggers ran (cached;
+        safe to call from several threads: one builds, the others wait)."""
         root = self.root_problem
         got = root._extensions.get(fired)
-        if got is None:
-            kernel = root.kernel.copy()
-            for index, objs in sorted(fired):
-                g = self.space.triggers[index]
-                env = {"fun": kernel}
-                for b, i in zip(g.foralls, objs):
-                    env[b.var] = root_obj(self, b, i)
-                g.action(env)
-            # triggers the kernel says would now change nothing count as
-            # fired (a lowering moves a whole communication, so its other
-            # pairs' triggers are no-ops): one problem serves every order and
-            # subset in which they fire, instead of one per fired set
-            done = getattr(kernel, "trigger_done", None)
-            full = fired
-            if done is not None:
-                full = fired | frozenset(t.key for t in root.instances if getattr(
-                    t, "trigger", False) and t.key not in fired and done(t.key[1]))
-            got = root._extensions.get(full)
-            if got is None:
-                got = root._extensions[full] = Problem(self.space, kernel, full, root)
-            root._extensions[fired] = got
+        if got is not None:
+            return got
+        kernel = root.kernel.copy()
+        for index, objs in sorted(fired):
+            g = self.space.triggers[index]
+            env = {"fun": kernel}
+            for b, i in zip(g.foralls, objs):
+                env[b.var] = root_obj(self, b, i)
+            g.action(env)
+        # triggers the kernel says would now change nothing count as
+        # fired (a lowering moves a whole communication, so its other
+        # pairs' triggers are no-ops): one problem serves every order and
+        # subset in which they fire, instead of one per fired set
+        done = getattr(kernel, "trigger_done", None)
+        full = fired
+        if done is not None:
+            full = fired | frozenset(t.key for t in root.triggers()
+                                     if t.key not in fired and done(t.key[1]))
+        while True:
+            with root._ext_lock:
+                got = root._extensions.get(full)
+                if got is not None:
+                    root._extensions[fired] = got
+                    return got
+                busy = root._building.get(full)
+                if busy is None:
+                    busy = root._building[full] = threading.Event()
+                    break
+            busy.wait()  # another thread is building it: take its result
+        try:
+            got = Problem(self.space, kernel, full, root)
+            with root._ext_lock:
+                root._extensions[full] = root._extensions[fired] = got
+        finally:
+            with root._ext_lock:
+                del root._building[full]
+            busy.set()
         return got
+
+    def triggers(self) -> list:
+        """The trigger instances (lowerings), in instance order."""
+        got = self.__dict__.get("_triggers")
+        if got is None:
+            got = self._triggers = [t for t in self.instances if getattr(t, "trigger", False)]
+        return got
+
+    def has_extension(self, fired: frozenset) -> bool:
+        """Whether `extended(fired)` is already built (no kernel copy)."""
+        return fired in self.root_problem._extensions
 
 
 @contextmanager
