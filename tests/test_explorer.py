@@ -106,6 +106,30 @@ def test_lookahead_labels_every_value_and_a_stale_one_draws_nothing(kernel, mode
         e.close()
 
 
+def test_a_listed_value_that_lowers_finds_its_problem_built(kernel):
+    """The worker says which listed values' children lower a communication;
+    the kernel builds those extended problems in the background, so the
+    click on such a value does not."""
+    e = CandidateExplorer(kernel, store=None, backend="cpu", lookahead="process")
+    try:
+        e.filter.value = "dim_map"
+        assert e.wait_lookahead(240)
+        cand = e.session.cand
+        lowering = [(ch, o) for ch in e.choices._shown[1]
+                    for o in e.choices._labels[(cand.digest(), ch.name, ch.objects)][1]
+                    if o.lowering]
+        assert lowering, "no listed value lowers anything"
+        assert e.choices._ahead == {o.lowering for _, o in lowering}
+        assert e.choices._prebuild.wait_idle(240) and e.choices._prebuild.error is None
+        built = {id(p) for p in cand.problem.root_problem._extensions.values()}
+        ch, o = lowering[0]
+        e.force(ch.name, ch.objects, o.value)
+        assert e.session.cand.problem.fired == o.lowering
+        assert id(e.session.cand.problem) in built
+    finally:
+        e.close()
+
+
 def test_domain_grids_follow_an_order_decision(kernel):
     from widgets.domains import kinds_grid, order_grid
     from widgets.explorer import Tab
@@ -129,6 +153,33 @@ def test_domain_grids_follow_an_order_decision(kernel):
     for d, row in zip(k["dims"], k["z"]):
         assert [kind for kind, z in zip(k["kinds"], row) if z] == \
             [kind for kind in k["kinds"] if kind in dims[d]]
+
+
+def test_domain_grids_send_only_what_changed(kernel):
+    """After the first draw a click restyles only the fields that changed,
+    and the figures on the page always equal the grids of the candidate."""
+    from widgets.domains import grid_data, grid_figures, update_grids
+    from widgets.explorer import Tab
+    e = CandidateExplorer(kernel, store=None, backend="cpu", lookahead="off")
+    e.tabs.selected_index = Tab.DOMAINS
+    rng = random.Random(2)
+    for _ in range(6):
+        cand = e.session.cand
+        ch = rng.choice([c for c in cand.choices() if c.name in ("dim_kind", "order")])
+        e.force(ch.name, ch.objects, rng.choice(ch.values))
+        want = grid_data(e.session.cand)
+        for name, fig in (("order", e.order_fig), ("kinds", e.kinds_fig)):
+            got = fig.data[0]
+            assert [list(r) for r in got.z] == [list(r) for r in want[name]["z"]]
+            assert list(got.y or []) == list(want[name]["y"] or [])
+    # the same candidate again: nothing to send
+    cand = e.session.cand
+    order, kinds = grid_figures(5, cand)
+    sent = []
+    for fig in (order, kinds):
+        fig.data[0].on_change(lambda *a: sent.append(a), "z", "text", "x", "y")
+    update_grids(order, kinds, cand, grid_data(cand))
+    assert sent == []
 
 
 def test_check_and_reference_land_in_the_store_and_the_timings(kernel, tmp_path):

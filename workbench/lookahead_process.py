@@ -56,7 +56,7 @@ class _Kernel:
 
 def _option_tuple(o, best) -> tuple:
     above = best is not None and o.bound_ns is not None and o.bound_ns >= best
-    return (o.value, o.bound_ns, o.dead_end, above, o.status)
+    return (o.value, o.bound_ns, o.dead_end, above, o.status, None, o.lowering)
 
 
 def _run_job(kernels: dict, job: dict, send, stop) -> None:

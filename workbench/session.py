@@ -53,6 +53,7 @@ class Option:
     above_best: bool = False  # the child's bound reaches the best measured time
     status: str = OPEN
     witness: Candidate | None = None  # a fixed candidate below the child, when proven
+    lowering: frozenset = frozenset()  # the child's fired triggers, when it lowered something
 
 
 @dataclass
@@ -200,7 +201,7 @@ class Session:
             status, wit = self.prove(choice, objects, k.value, cand, budget_s=prove_s, stop=stop,
                                      child=fresh.get(k.value))
             out.append(Option(k.value, k.value_ns, "", best is not None and k.value_ns >= best,
-                              status, wit))
+                              status, wit, k.lowering))
         return out
 
     # ---------------------------------------------------------- witnesses

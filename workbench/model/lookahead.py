@@ -29,6 +29,9 @@ class Child:
     # the child itself, only when asked for (`keep=True`): candidates are
     # large, a cache of look-aheads must not hold them
     cand: object = field(default=None, compare=False, repr=False)
+    # the child's fired triggers when its decision lowered something (its
+    # problem is an extended one the parent's is not): what to build ahead
+    lowering: frozenset = field(default=frozenset(), compare=False)
 
     @property
     def value_ns(self) -> float:
@@ -55,7 +58,9 @@ def lookahead(cand, choice: str, objects, target=None, parent: Bound | None = No
         except DeadEnd as exc:
             out.append(Child(value, None, str(exc)))
             continue
-        out.append(Child(value, bound(child, target, parent=parent), cand=child if keep else None))
+        lowered = child.problem.fired if child.problem is not cand.problem else frozenset()
+        out.append(Child(value, bound(child, target, parent=parent), cand=child if keep else None,
+                         lowering=lowered))
     return out
 
 
