@@ -39,6 +39,7 @@ def root_figure(root, target) -> dict:
 def descents(root, target, order, n, seed) -> dict:
     rng = random.Random(seed)
     total = hit = 0
+    per: dict = {}  # choice name -> [decisions, differing]
     for _ in range(n):
         cand, b = root, wb.bound(root, target)
         order_ = choice_order(order)
@@ -52,10 +53,14 @@ def descents(root, target, order, n, seed) -> dict:
                 break  # a dead end: this descent stops
             total += 1
             hit += differs(kids)
+            row = per.setdefault(ch.name, [0, 0])
+            row[0] += 1
+            row[1] += differs(kids)
             k = rng.choice(alive)
             cand = cand.apply(ch.name, ch.objects, k.value)
             b = k.bound
-    return {"decisions": total, "differing": hit, "share": hit / max(total, 1)}
+    return {"decisions": total, "differing": hit, "share": hit / max(total, 1),
+            "by_choice": {k: {"decisions": a, "differing": b} for k, (a, b) in sorted(per.items())}}
 
 
 def main(argv=None) -> int:
@@ -78,6 +83,8 @@ def main(argv=None) -> int:
     d = descents(root, args.target, args.order, args.descents, args.seed)
     print(f"{args.descents} descents ({args.order} order): {d['differing']} of "
           f"{d['decisions']} decisions ({100 * d['share']:.0f} %) show differing child bounds")
+    for name, row in d["by_choice"].items():
+        print(f"  {name:>16}: {row['differing']:3d} of {row['decisions']:3d}")
     out = {"date": time.strftime("%Y-%m-%d"), "kernel": f"matmul {args.m}x{args.n}x{args.k}",
            "target": args.target, "order": args.order, "root": r, "descents": d,
            "seconds": round(time.perf_counter() - t0, 1)}

@@ -172,6 +172,10 @@ def test_domain_grids_send_only_what_changed(kernel):
             got = fig.data[0]
             assert [list(r) for r in got.z] == [list(r) for r in want[name]["z"]]
             assert list(got.y or []) == list(want[name]["y"] or [])
+    # a grid of many objects keeps each cell's values for hover only
+    from widgets.domains import TEXT_CELLS_UP_TO
+    n = len(want["order"]["x"] or [])
+    assert e.order_fig.data[0].texttemplate == ("%{text}" if n <= TEXT_CELLS_UP_TO else "")
     # the same candidate again: nothing to send
     cand = e.session.cand
     order, kinds = grid_figures(5, cand)

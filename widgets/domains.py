@@ -134,7 +134,7 @@ def grid_figures(n_order: int = 5, cand=None, widget: bool = True):
     order.add_heatmap(z=og["z"] or [[None]], text=og["text"] or [[""]],
                       x=og["labels"] or None, y=og["labels"] or None,
                       zmin=-1.5, zmax=n_order - 0.5, colorscale=scale, showscale=False,
-                      xgap=1, ygap=1, texttemplate="%{text}",
+                      xgap=1, ygap=1, texttemplate=_texttemplate(len(og["names"])),
                       hovertemplate="%{y} vs %{x}: %{text}<extra></extra>")
     if cand is not None and not og["names"]:
         _empty(order, "no order choice: the kernel has one statement")
@@ -152,11 +152,22 @@ def grid_figures(n_order: int = 5, cand=None, widget: bool = True):
     return go.FigureWidget(order), go.FigureWidget(kinds)
 
 
+# Above this many objects the order grid's remaining values are shown on
+# hover only: a 29 × 29 grid (matmul) has 841 text labels for the page to lay
+# out at every restyle, too small to read at that size anyway.
+TEXT_CELLS_UP_TO = 16
+
+
+def _texttemplate(n: int) -> str:
+    return "%{text}" if n <= TEXT_CELLS_UP_TO else ""
+
+
 def grid_data(cand) -> dict:
     """The trace data of the order and kinds figures, by figure."""
     og, kg = order_grid(cand), kinds_grid(cand)
     return {"order": {"z": og["z"] or [[None]], "text": og["text"] or [[""]],
-                      "x": og["labels"] or None, "y": og["labels"] or None},
+                      "x": og["labels"] or None, "y": og["labels"] or None,
+                      "texttemplate": _texttemplate(len(og["names"]))},
             "kinds": {"z": kg["z"] or [[0]], "x": kg["kinds"] or None, "y": kg["labels"] or None}}
 
 
@@ -196,7 +207,10 @@ class DomainsPanel:
     def refresh(self) -> None:
         cand = self._ex.session.cand
         per: dict = {}
+        ordered: set = set()  # the order grid's objects
         for ch in cand.choices(include_fixed=True):
+            if ch.name == "order":
+                ordered.update(ch.objects)
             n_open, n_all, vals = per.get(ch.name, (0, 0, 0))
             per[ch.name] = (n_open + (len(ch.values) > 1), n_all + 1, vals + len(ch.values))
         rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{o}</td><td>{a}</td><td>{v}</td></tr>"
@@ -206,12 +220,15 @@ class DomainsPanel:
             f"{html.escape(choice_label(cand, p.choice, p.objects))}: removed "
             f"{html.escape(', '.join(p.removed))} → "
             f"{html.escape(', '.join(p.remaining))}</li>" for p in cand.pruned()[:40])
+        n_order = len(ordered)
+        hover = (f" (their remaining values in each cell up to {TEXT_CELLS_UP_TO} objects; "
+                 f"{n_order} here: hover a cell)" if n_order > TEXT_CELLS_UP_TO else "")
         self.html.value = (
             "<table><tr><th>choice</th><th>open</th><th>instances</th><th>values left</th></tr>"
             f"{rows}</table><p><b>last decision pruned</b></p><ul>{pruned or '<li>—</li>'}</ul>"
             f"<p style='font-size:85%'>order grid (row against column): "
-            f"{html.escape(order_legend(cand))}; grey cells are still open. Kinds: dark "
-            "decided, light possible, white pruned.</p>")
+            f"{html.escape(order_legend(cand))}; grey cells are still open"
+            f"{hover}. Kinds: dark decided, light possible, white pruned.</p>")
 
     def show(self):
         """Draw the grids of the current candidate: new figures, their data
