@@ -10,7 +10,9 @@ bound again; `kernel_ms` — the part spent in the notebook kernel (decision +
 refresh), as the status line reports it.
 
     python benchmarks/bench_explorer_browser.py [--app lab|voila] [--tab Bound]
-        [--clicks 20] [--shots docs/]
+        [--clicks 20] [--read-ms 300] [--shots docs/]
+
+WORKBENCH_PREBUILD=0 runs it without building lowerings ahead (the peer).
 Writes data/bench/explorer_browser.json (voila: explorer_browser_voila.json).
 """
 
@@ -57,6 +59,8 @@ def main() -> None:
     ap.add_argument("--app", choices=("lab", "voila"), default="lab")
     ap.add_argument("--tab", default="Domains", help="the tab on show while clicking")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--read-ms", type=int, default=300,
+                    help="how long the person reads the labels before the next click")
     args = ap.parse_args()
     args.out = args.out or ROOT / "data" / "bench" / (
         "explorer_browser.json" if args.app == "lab" else "explorer_browser_voila.json")
@@ -82,7 +86,7 @@ def main() -> None:
                 print(f"click {k}: {r['value']:>22}  panels {r['panels_ms']:7.1f} ms  "
                       f"look-ahead {r['lookahead_ms']:8.1f} ms  kernel {r['kernel_ms']} ms")
                 lab.wait_lookahead()
-                lab.page.wait_for_timeout(300)  # a person reads before the next click
+                lab.page.wait_for_timeout(args.read_ms)  # a person reads before the next click
         if args.shots and args.app == "lab":
             fixed = random_fixed(wb.Candidate.root(wb.kernels.matmul(**KERNEL)),
                                  random.Random(args.seed))
@@ -101,6 +105,8 @@ def main() -> None:
                 "max": max(xs)} if xs else None
 
     out = {"app": args.app, "tab": args.tab, "kernel": {"builder": "matmul", **KERNEL},
+           "read_ms": args.read_ms,
+           "prebuild": __import__("os").environ.get("WORKBENCH_PREBUILD", "1") != "0",
            "clicks": clicks,
            "panels_ms": stats("panels_ms"), "lookahead_ms": stats("lookahead_ms"),
            "kernel_ms": stats("kernel_ms"), "target_ms": 150,
