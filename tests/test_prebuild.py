@@ -70,18 +70,21 @@ def test_closed_trigger_not_announced():
 
 
 def test_lowering_decision_finds_its_problem_built():
+    import gc
     root = wb.Candidate.root(kernel())
-    pb = LoweringPrebuilder(delay_s=0)
+    pb = LoweringPrebuilder(delay_s=0, freeze=True)
     try:
         pb.offer(root)
         assert pb.wait_idle(120)
         assert pb.error is None and pb.built >= 1
+        assert gc.get_freeze_count() > 0  # the built problems are out of the collector's walks
         built = {id(x) for x in root.problem.root_problem._extensions.values()}
         ch = next(c for c in root.choices() if c.name == "dim_map" and "MEMORY" in c.values)
         kid = root.apply(ch.name, ch.objects, "MEMORY")
         assert kid.problem is not root.problem and id(kid.problem) in built
     finally:
         pb.close()
+        gc.unfreeze()
 
 
 def test_prebuilt_candidates_equal_built_on_demand():

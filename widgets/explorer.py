@@ -26,6 +26,7 @@ from workbench.candidate import Decision
 from workbench.errors import DeadEnd, InvalidDecision, WorkbenchError
 from workbench.explain import describe
 from workbench.model.justification import fmt_time
+from workbench.prebuild import keep_out_of_gc
 from workbench.session import Session
 
 from .choices import ChoicesPanel
@@ -86,6 +87,10 @@ class CandidateExplorer:
             self.session = Session(root, target, state_path, store)
         self.last_click_ms = 0.0
         self._t_click: float | None = None
+        # an interactive kernel keeps its problems: out of the collector's walks
+        self._freeze = lookahead == "process"
+        if self._freeze:
+            keep_out_of_gc()
         self.backend = backend or default_backend()
         if self.session.target is None:  # one target per view: the measuring backend's
             self.session.set_target(backend_target(self.backend))
@@ -193,9 +198,12 @@ class CandidateExplorer:
         self._t_click = time.perf_counter()
         self.choices.gen += 1  # a running look-ahead is stale: stop competing with this click
         error = None
+        problem = self.session.cand.problem
         try:
             fn(*args)
             self.message = ""
+            if self._freeze and self.session.cand.problem is not problem:  # a new extended one
+                keep_out_of_gc()
         except (InvalidDecision, DeadEnd, WorkbenchError) as exc:
             self.message = f"<span style='color:#b00'>{html.escape(str(exc))}</span>"
             error = exc
