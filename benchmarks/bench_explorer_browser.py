@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import random
 import re
@@ -106,11 +107,11 @@ def main() -> None:
 
     out = {"app": args.app, "tab": args.tab, "kernel": {"builder": "matmul", **KERNEL},
            "read_ms": args.read_ms,
-           "prebuild": __import__("os").environ.get("WORKBENCH_PREBUILD", "1") != "0",
+           "prebuild": os.environ.get("WORKBENCH_PREBUILD", "1") != "0",
            "clicks": clicks,
            "panels_ms": stats("panels_ms"), "lookahead_ms": stats("lookahead_ms"),
            "kernel_ms": stats("kernel_ms"), "target_ms": 150,
-           "machine": {"cpus": __import__("os").cpu_count(), "python": platform.python_version()}}
+           "machine": {"cpus": os.cpu_count(), "python": platform.python_version()}}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=1))
     print(json.dumps({k: out[k] for k in ("panels_ms", "lookahead_ms", "kernel_ms")}))

@@ -13,7 +13,7 @@ from test_extension import follow, lowering_trail
 
 import workbench as wb
 from workbench.prebuild import LoweringPrebuilder
-from workbench.space.propagators import Store
+from workbench.space.propagators import MASK, Store
 
 
 def kernel():
@@ -52,7 +52,7 @@ def test_closed_trigger_not_announced():
     p = root.problem
     st = Store(p, root._tables)
     t = next(t for t in p.triggers() if t.key not in p.fired)
-    lit = next(lit for lit in t.lits if lit[0] == 0)  # a MASK literal: domain ⊆ mask
+    lit = next(lit for lit in t.lits if lit[0] == MASK)  # a MASK literal: domain ⊆ mask
     v, mask = lit[1], lit[2]
     name, objs = p.keys[v]
     outside = [x for i, x in enumerate(p.universe[v]) if not mask >> i & 1
@@ -72,7 +72,7 @@ def test_closed_trigger_not_announced():
 def test_lowering_decision_finds_its_problem_built():
     import gc
     root = wb.Candidate.root(kernel())
-    pb = LoweringPrebuilder(delay_s=0, freeze=True)
+    pb = LoweringPrebuilder(freeze=True)
     try:
         pb.offer(root)
         assert pb.wait_idle(120)
@@ -94,7 +94,7 @@ def test_prebuilt_candidates_equal_built_on_demand():
     plain = wb.Candidate.root(kernel())
     ahead = wb.Candidate.root(kernel())
     assert ahead.problem is not plain.problem
-    pb = LoweringPrebuilder(delay_s=0)
+    pb = LoweringPrebuilder()
     try:
         for k, d in enumerate(trail):
             pb.offer(ahead)

@@ -112,7 +112,7 @@ class ChoicesPanel:
         # the extended problems one lowering ahead, built while the person reads
         # (the other modes build them in this interpreter, by looking ahead)
         # (WORKBENCH_PREBUILD=0 turns it off: the benchmark's peer)
-        self._prebuild = (LoweringPrebuilder(delay_s=0.0, freeze=True) if lookahead == "process"
+        self._prebuild = (LoweringPrebuilder(freeze=True) if lookahead == "process"
                           and os.environ.get("WORKBENCH_PREBUILD", "1") != "0" else None)
         self._ahead: set = set()  # fired sets offered to it for the candidate on show
         if lookahead == "process":

@@ -10,36 +10,30 @@ runs (`Problem.new_instances`). The explorer offers only those a listed
 value's child reaches (its look-ahead worker found them): building every
 lowering ahead (`Candidate.lowerings_ahead`, 5 s on matmul 1024 at the
 root) kept the kernel busy through fast clicking and doubled its click
-latency (median 36 → 87 ms in the browser benchmark). A decision that needs a problem being built
-waits for that build (`Problem.extended` is thread-safe) instead of starting
-another. A newer candidate replaces the older one between two builds.
+latency (median 36 → 87 ms in the browser benchmark). A decision that needs
+a problem being built waits for that build (`Problem.extended` is
+thread-safe) instead of starting another. A newer offer replaces the older
+one between two builds.
 """
 
 from __future__ import annotations
 
 import gc
 import threading
-import time
 
 
 class LoweringPrebuilder:
     """A daemon thread preparing the lowerings ahead of the latest offered
     candidate. `offer(cand)` after each decision; `close()` to stop."""
 
-    def __init__(self, delay_s: float = 0.3, name: str = "lowering-prebuild",
-                 freeze: bool = False):
-        """`delay_s`: start that long after the latest offer, so that the
-        decision's own panels are drawn before this thread competes with
-        them for the interpreter. `freeze`: `keep_out_of_gc()` after each
-        build (a long-lived interactive process)."""
-        self.delay_s = delay_s
+    def __init__(self, freeze: bool = False):
+        """`freeze`: `keep_out_of_gc()` after each build (a long-lived
+        interactive process)."""
         self.freeze = freeze
         self._cv = threading.Condition()
-        self._offered_at = 0.0
-        self._next = None  # the latest offered candidate not yet taken
+        self._next = None  # the latest offer not yet taken: (candidate, fired sets or None)
         self._busy = False
         self._closed = False
-        self._name = name
         self._thread: threading.Thread | None = None
         self.built = 0  # extended problems this thread built
         self.error: BaseException | None = None  # the last build's failure
@@ -52,10 +46,10 @@ class LoweringPrebuilder:
             if self._closed:
                 return
             self._next = (cand, None if fired_sets is None else list(fired_sets))
-            self._offered_at = time.monotonic()
             self._cv.notify_all()
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, daemon=True, name=self._name)
+                self._thread = threading.Thread(target=self._run, daemon=True,
+                                                name="lowering-prebuild")
                 self._thread.start()
 
     def wait_idle(self, timeout: float | None = None) -> bool:
@@ -74,11 +68,6 @@ class LoweringPrebuilder:
         while True:
             with self._cv:
                 self._cv.wait_for(lambda: self._closed or self._next is not None)
-                while not self._closed:  # settle: a newer offer restarts the wait
-                    left = self._offered_at + self.delay_s - time.monotonic()
-                    if left <= 0:
-                        break
-                    self._cv.wait(left)
                 if self._closed:
                     return
                 (cand, sets), self._next, self._busy = self._next, None, True
@@ -104,7 +93,7 @@ class LoweringPrebuilder:
             seen.add(id(new))
             self.built += fresh
             new.new_instances(p)
-            if fresh and self.freeze:
+            if self.freeze:  # the problem and the carry-over's signature sets
                 keep_out_of_gc()
 
 
