@@ -95,7 +95,8 @@ def test_lookahead_labels_every_value_and_a_stale_one_draws_nothing(kernel, mode
         drawn = e.choices.rows()
         ch = e.choices._shown[1][0]
         e.choices._on_results([("opts", gen, 0, ch.name, list(ch.objects),
-                                [(v, 1.0, "", False, "dead") for v in ch.values])])
+                                [{"value": v, "bound_ns": 1.0, "status": "dead"}
+                                 for v in ch.values])])
         assert e.choices.rows() == drawn  # a stale generation draws nothing
         # a click while the worker is busy is answered by the kernel alone
         e.choices.click(0, 0)

@@ -301,8 +301,8 @@ class ChoicesPanel:
                 continue
             digest, t0, final, busy = job
             if kind == "opts":
-                _, _, phase, choice, objects, tuples = m
-                opts = [Option(*t) for t in tuples]
+                _, _, phase, choice, objects, fields = m
+                opts = [Option(**f) for f in fields]
                 self._labels[(digest, choice, tuple(objects))] = (phase, opts)
                 touched.add(gen)
                 if gen == self.gen:

@@ -10,7 +10,7 @@ known, and the next job — the next click — stops the current one between two
 values (the same `stop()` the thread look-ahead used).
 
 Nothing but plain data crosses the pipe: kernel specs, decisions as dicts,
-options as tuples. The worker is spawned, never forked: a Jupyter kernel's
+options as dicts of named fields. The worker is spawned, never forked: a Jupyter kernel's
 threads do not survive a fork.
 """
 
@@ -54,9 +54,12 @@ class _Kernel:
         return cand
 
 
-def _option_tuple(o, best) -> tuple:
+def _option_fields(o, best) -> dict:
+    """An option as plain named fields: the witness (a candidate) stays in the
+    worker; the main side rebuilds `Option(**fields)`."""
     above = best is not None and o.bound_ns is not None and o.bound_ns >= best
-    return (o.value, o.bound_ns, o.dead_end, above, o.status, None, o.lowering)
+    return {"value": o.value, "bound_ns": o.bound_ns, "dead_end": o.dead_end,
+            "above_best": above, "status": o.status, "lowering": o.lowering}
 
 
 def _run_job(kernels: dict, job: dict, send, stop) -> None:
@@ -94,7 +97,7 @@ def _run_job(kernels: dict, job: dict, send, stop) -> None:
                 send(("fail", gen, choice, objects, str(exc)))
                 continue
             send(("opts", gen, phase, choice, objects,
-                  [_option_tuple(o, best) for o in opts]))
+                  [_option_fields(o, best) for o in opts]))
         send(("phase", gen, phase))
 
 
