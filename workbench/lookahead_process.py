@@ -10,12 +10,13 @@ known, and the next job — the next click — stops the current one between two
 values (the same `stop()` the thread look-ahead used).
 
 Nothing but plain data crosses the pipe: kernel specs, decisions as dicts,
-options as dicts of named fields. The worker is spawned, never forked: a Jupyter kernel's
-threads do not survive a fork.
+options as dicts of named fields. The worker is spawned, never forked: a
+Jupyter kernel's threads do not survive a fork.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import multiprocessing
 import os
@@ -55,11 +56,12 @@ class _Kernel:
 
 
 def _option_fields(o, best) -> dict:
-    """An option as plain named fields: the witness (a candidate) stays in the
-    worker; the main side rebuilds `Option(**fields)`."""
-    above = best is not None and o.bound_ns is not None and o.bound_ns >= best
-    return {"value": o.value, "bound_ns": o.bound_ns, "dead_end": o.dead_end,
-            "above_best": above, "status": o.status, "lowering": o.lowering}
+    """An option as plain named fields, every field of `Option` but the
+    witness (a candidate: it stays in the worker); the main side rebuilds
+    `Option(**fields)`. `above_best` against the main side's best time."""
+    f = {k.name: getattr(o, k.name) for k in dataclasses.fields(o) if k.name != "witness"}
+    f["above_best"] = best is not None and o.bound_ns is not None and o.bound_ns >= best
+    return f
 
 
 def _run_job(kernels: dict, job: dict, send, stop) -> None:
