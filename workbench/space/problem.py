@@ -33,6 +33,12 @@ from .propagators import (
 )
 from .snippet import CMP_OPS
 from .space import ExistsCond, Space
+from .thread_levels import ThreadLevels
+
+# Global propagators: `build(problem)` returns an instance (with `lazy =
+# True`, see propagators.fixpoint) or None when the problem's space has no
+# place for it.
+GLOBALS = [ThreadLevels.build]
 
 # support tables of binary relations by (choices, operator, views, universes)
 _PAIR_TABLES: dict = {}
@@ -148,6 +154,9 @@ class Problem:
     # False: build instances and find new ones by the plain generic loops (the
     # reference the fast paths are tested against; see tests/test_extension.py)
     _fast = True
+    # False: leave out the global propagators (GLOBALS); the laws compare
+    # propagation with and without them
+    _globals = True
 
     def __init__(self, space: Space, kernel, fired: frozenset = frozenset(), parent=None,
                  fast: bool | None = None):
@@ -165,6 +174,7 @@ class Problem:
         # reasons of an extra propagator's removals, by (choice, objects)
         self.extra_reason: dict = dict(parent.extra_reason) if parent else {}
         self.root_problem = parent.root_problem if parent else self
+        self._globals = parent._globals if parent else type(self)._globals
         if parent is None:
             self._extensions: dict[frozenset, Problem] = {}
             # extensions under construction (fired set -> Event): a click
@@ -190,6 +200,12 @@ class Problem:
         self._masks: dict = {}  # (condition, mirrored) -> its value mask
         self._make_instances()
         del self._masks
+        self.lazy: list[int] = []  # global propagators: run by fixpoint once the queue is empty
+        for build in (GLOBALS if self._globals else ()):
+            inst = build(self)
+            if inst is not None:
+                self._add(inst)
+                self.lazy.append(inst.id)
         # wake[v]: (mask, instances) groups. A clause only needs to run when
         # one of its literals became false, so a MASK literal wakes its clause
         # only once the domain of v misses the mask; -1: wake on any change.
@@ -211,7 +227,7 @@ class Problem:
         static = self._static
         for inst in self.instances:
             j = inst.id
-            if j in static:
+            if j in static or getattr(inst, "lazy", False):
                 continue
             masks: dict[int, int] = {}
             if isinstance(inst, Clause):
@@ -243,7 +259,7 @@ class Problem:
         guarded = self.guarded
         for inst in self.instances:
             j = inst.id
-            if j in static:
+            if j in static or getattr(inst, "lazy", False):
                 continue
             if isinstance(inst, Clause):
                 masks: dict[int, int] = {}

@@ -475,18 +475,41 @@ def _held_open(lits, tables, vc, vj) -> bool:
 def fixpoint(st: Store, start) -> None:
     """Run propagators until none prunes (thesis Algorithm 1). `start` lists
     the instances to run first; each change schedules the instances that watch
-    the changed variable (a clause only when one of its literals is false)."""
+    the changed variable (a clause only when one of its literals is false).
+    Global propagators (`problem.lazy`, e.g. `thread_levels`) watch nothing:
+    they run once the queue is empty and something changed since their last
+    run, which costs one run per fixpoint instead of one per change."""
     problem = st.problem
-    insts = problem.instances
-    wake, guarded = problem.wake, problem.guarded
-    tables, vc, vj = st.tables, st.vc, st.vj
-    sat = st.sat
-    inq = bytearray(sat)  # a satisfied clause is never queued
+    insts, wake = problem.instances, problem.wake
+    inq = bytearray(st.sat)  # a satisfied clause is never queued
     queue = deque()
     for i in start:
         if not inq[i]:
             inq[i] = 1
             queue.append(i)
+    lazy = problem.lazy
+    seen = -1  # len(st.log) when the global propagators last ran
+    while True:
+        _drain(st, queue, inq)
+        if not lazy or len(st.log) == seen:
+            return
+        seen = len(st.log)
+        for i in lazy:
+            for v in insts[i].run(st):
+                for _, js in wake[v]:
+                    for j in js:
+                        if not inq[j]:
+                            inq[j] = 1
+                            queue.append(j)
+
+
+def _drain(st: Store, queue: deque, inq: bytearray) -> None:
+    """Run the queued instances, and those their changes wake, until none is left."""
+    problem = st.problem
+    insts = problem.instances
+    wake, guarded = problem.wake, problem.guarded
+    tables, vc, vj = st.tables, st.vc, st.vj
+    sat = st.sat
     pop, push = queue.popleft, queue.append
     while queue:
         i = pop()

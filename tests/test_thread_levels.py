@@ -1,0 +1,153 @@
+"""The thread-levels propagator (workbench/space/thread_levels.py): its search
+finds exactly the supports a brute force finds, and it removes no solution —
+every fixed candidate reached without it replays with it to the same
+domains, and with it domains are never larger than without it."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from contextlib import contextmanager
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import workbench as wb
+from workbench.kernels.linalg import SMALL_SIZES
+from workbench.space.problem import Problem
+from workbench.space.thread_levels import EQ, GT, LT, _MIRROR, _Search
+from workbench.witness import find_witness
+
+VALUES = (1, 2, 4, 8, 16, 32)
+
+
+def brute_supports(levels, most, rel, sizes):
+    """Supports by enumerating every labelling and every choice of one size
+    per used level (independent of _Search's shortcuts)."""
+    n = len(sizes)
+    ok_rel = [[0] * n for _ in range(n)]
+    ok_size = [0] * n
+    found = False
+    for lab in itertools.product(range(levels), repeat=n):
+        if any(not rel[a][b] & (EQ if lab[a] == lab[b] else LT if lab[a] < lab[b] else GT)
+               for a in range(n) for b in range(n) if a != b):
+            continue
+        used = sorted(set(lab))
+        common = {lv: [k for k in range(len(VALUES))
+                       if all(sizes[a] >> k & 1 for a in range(n) if lab[a] == lv)]
+                  for lv in used}
+        for pick in itertools.product(*(common[lv] for lv in used)):
+            prod = 1
+            for k in pick:
+                prod *= VALUES[k]
+            if prod > most:
+                continue
+            found = True
+            size_of = dict(zip(used, pick))
+            for a in range(n):
+                ok_size[a] |= 1 << size_of[lab[a]]
+                for b in range(n):
+                    if a != b:
+                        ok_rel[a][b] |= (EQ if lab[a] == lab[b] else
+                                         LT if lab[a] < lab[b] else GT)
+    return (ok_rel, ok_size) if found else (None, None)
+
+
+@st.composite
+def problems(draw):
+    n = draw(st.integers(1, 5))
+    rel = [[7] * n for _ in range(n)]
+    for a in range(n):
+        for b in range(a + 1, n):
+            r = draw(st.integers(1, 7))
+            rel[a][b], rel[b][a] = r, _MIRROR[r]
+    sizes = [draw(st.integers(1, (1 << len(VALUES)) - 1)) for _ in range(n)]
+    return draw(st.integers(1, 3)), draw(st.sampled_from([4, 32, 1024])), rel, sizes
+
+
+@given(problems())
+def test_search_supports_equal_brute_force(p):
+    levels, most, rel, sizes = p
+    want = brute_supports(levels, most, rel, sizes)
+    got = _Search(levels, most, VALUES, [r[:] for r in rel], sizes[:]).supports()
+    assert got == want
+
+
+@contextmanager
+def without_globals():
+    """Roots (and the problems they extend to) built without the global
+    propagators; a distinct `prune` keeps them out of the kernel's root cache."""
+    Problem._globals = False
+    try:
+        yield lambda kernel: ()
+    finally:
+        Problem._globals = True
+
+
+def _domains(c):
+    return {(ch.name, ch.objects): frozenset(ch.values) for ch in c.choices(include_fixed=True)}
+
+
+@pytest.mark.parametrize("name", ["matmul", "axpy"])
+def test_no_solution_lost_and_domains_only_smaller(name):
+    """Random-order descents without the propagator: each candidate met,
+    replayed with it, has domains no larger; every fixed candidate reached
+    replays with it to the same digest (it removes no solution)."""
+    kernel = wb.kernels.build_kernel(name, SMALL_SIZES[name])
+    with without_globals() as prune:
+        plain_root = wb.Candidate.root(kernel, prune=prune)
+    assert not plain_root.problem.lazy
+    assert wb.Candidate.root(kernel).problem.lazy
+    rng = random.Random(5)
+    starts = [plain_root]  # where to look for implementations found without it
+    for _ in range(4):
+        c = plain_root
+        while not c.is_fixed:
+            if len(c.trail) in (5, 12):
+                starts.append(c)
+            ch = rng.choice(c.choices())
+            try:
+                c = c.apply(ch.name, ch.objects, rng.choice(ch.values))
+            except wb.DeadEnd:
+                break
+            try:
+                strong = wb.Candidate.replay(kernel, c.trail)
+            except wb.DeadEnd:
+                continue  # dead below here too: propagation just saw it sooner
+            plain = _domains(c)
+            for key, values in _domains(strong).items():
+                assert values <= plain.get(key, values), key
+    found = 0
+    for seed, start in enumerate(starts):  # implementations found without it
+        w = find_witness(start, rng=random.Random(seed), budget_s=20).witness
+        if w is not None:
+            found += 1
+            assert wb.Candidate.replay(kernel, w.trail).digest() == w.digest()
+    assert found >= 2
+
+
+# A stuck state met by a random-order descent on matmul 16×16×8 with the
+# clauses alone: after these decisions every value of order(d0, d9) dead-ends,
+# and the explorer could only show a row of red buttons.
+STUCK = [("size", ("d4",), "4"), ("order", ("d4", "d5"), "BEFORE"),
+         ("thread_mapping", ("d4", "d10"), "IN"), ("thread_mapping", ("d2", "d22"), "IN"),
+         ("size", ("d14",), "8"), ("thread_mapping", ("d0", "d8"), "IN"),
+         ("order", ("d2", "d9"), "OUT")]
+
+
+def test_a_stuck_state_of_the_clauses_is_a_dead_end_sooner():
+    kernel = wb.kernels.build_kernel("matmul", SMALL_SIZES["matmul"])
+    with without_globals() as prune:
+        c = wb.Candidate.root(kernel, prune=prune)
+        for name, objs, value in STUCK:
+            c = c.apply(name, objs, value)
+        values = c.domain("order", ("d0", "d9"))
+        assert len(values) > 1
+        for value in values:
+            with pytest.raises(wb.DeadEnd):
+                c.apply("order", ("d0", "d9"), value)
+    c = wb.Candidate.root(kernel)
+    with pytest.raises(wb.DeadEnd, match="thread levels"):
+        for name, objs, value in STUCK:
+            c = c.apply(name, objs, value)

@@ -1,0 +1,294 @@
+"""Thread levels: one propagator over the whole thread mapping (thesis §4.3.3).
+
+`thread_mapping` orders the THREAD dimensions of a kernel totally, up to
+MAPPED (the same hardware thread dimension), outer to inner. The clauses of
+the GPU space see it one pair or one triple at a time, with the limits on
+hardware dimensions and threads per block as counters over a quotient that
+settles late, so a person who forces mappings in their own order reaches
+states where every value of some choice fails without propagation noticing
+(issue: "never stuck"; 19 of 20 random-order descents on matmul 64×64×32).
+
+Here the mapping is seen whole. In any implementation, number the classes of
+mapped thread dimensions outer to inner: each dimension surely THREAD gets a
+level L(d) in [0, K), K the most hardware thread dimensions
+(`num_thread_dims`), such that
+
+- thread_mapping(a, b) is MAPPED when L(a) = L(b), OUT when L(a) < L(b),
+  IN when L(a) > L(b);
+- the dimensions of one level have one size (MAPPED ⇒ equal sizes);
+- the product of the levels' sizes is at most the threads a block may hold
+  (`threads_per_block`);
+- order(a, b) is OUT only when L(a) < L(b) (nested thread dimensions take
+  distinct hardware dimensions, outer first), MERGED only when L(a) = L(b).
+
+The labellings prune the thread mapping, the order and the sizes of those
+dimensions, and the kind THREAD of a dimension that no labelling can take in.
+
+Dimensions that may still become THREAD are left out, so this is a
+relaxation: a value that no labelling supports has no implementation, and
+removing it is sound. Labellings are enumerated by a small backtracking
+search (rarely more than a dozen dimensions and three levels); a run whose
+search passes its node budget prunes only what it proved.
+"""
+
+from __future__ import annotations
+
+from .propagators import bits
+
+EQ, LT, GT = 1, 2, 4  # L(a) = L(b), L(a) < L(b), L(a) > L(b)
+_RELATION = {"MAPPED": EQ, "OUT": LT, "IN": GT}  # thread_mapping(a, b) (NOT_THREADS: 0)
+_NESTING = {"OUT": LT, "IN": GT, "MERGED": EQ, "BEFORE": 7, "AFTER": 7}  # order(a, b)
+_MIRROR = (0, 1, 4, 5, 2, 3, 6, 7)  # the relation of (b, a) from that of (a, b)
+NODES = 20_000  # search nodes one run may spend
+
+
+class _OutOfBudget(Exception):
+    pass
+
+
+class ThreadLevels:
+    """A propagator instance over every dimension of a problem."""
+
+    __slots__ = ("dims", "id", "kind", "levels_var", "objects", "origin", "pair",
+                 "rel_of", "size", "size_bit", "thread", "threads_var", "values")
+    # pair[(i, j)], i < j: [(variable, stored as (j, i))] of thread_mapping
+    # and order on the two dimensions; rel_of[v]: the relation each value of
+    # v allows, in stored orientation (0: none, NOT_THREADS)
+    trigger = False
+    lazy = True  # run once the clauses are at their fixpoint (propagators.fixpoint)
+
+    @classmethod
+    def build(cls, problem) -> ThreadLevels | None:
+        """The instance for `problem`, or None when its space has no thread
+        mapping of this shape."""
+        need = ("thread_mapping", "dim_kind", "size", "num_thread_dims", "threads_per_block")
+        if not all(n in problem.space.choices for n in need):
+            return None
+        return cls(problem)
+
+    def __init__(self, problem):
+        index, universe = problem.index, problem.universe
+        self.origin = ("thread levels: thread dimensions take at most num_thread_dims hardware "
+                       "dimensions, nested outer first, mapped ones of one size, and at most "
+                       "threads_per_block threads")
+        self.objects = ()
+        self.levels_var = index[("num_thread_dims", ())][0]
+        self.threads_var = index[("threads_per_block", ())][0]
+        self.dims, self.kind, self.thread, self.size, self.size_bit = [], [], [], [], []
+        values = sorted({x for (name, _), u in zip(problem.keys, universe) if name == "size"
+                         for x in u})
+        self.values = tuple(values)  # size values; bit k of a size mask is values[k]
+        at = {x: k for k, x in enumerate(values)}
+        for v, (name, objs) in enumerate(problem.keys):
+            if name != "dim_kind" or "THREAD" not in universe[v]:
+                continue
+            got = index.get(("size", objs))
+            if got is None:
+                continue
+            self.dims.append(objs[0])
+            self.kind.append(v)
+            self.thread.append(1 << universe[v].index("THREAD"))
+            self.size.append(got[0])
+            self.size_bit.append(tuple(1 << at[x] for x in universe[got[0]]))
+        pos = {d: i for i, d in enumerate(self.dims)}
+        self.pair, self.rel_of = {}, {}
+        for v, (name, objs) in enumerate(problem.keys):
+            table = {"thread_mapping": _RELATION, "order": _NESTING}.get(name)
+            if table is None or objs[0] not in pos or objs[1] not in pos:
+                continue
+            i, j = pos[objs[0]], pos[objs[1]]
+            if i != j:
+                self.pair.setdefault((min(i, j), max(i, j)), []).append((v, i > j))
+                self.rel_of[v] = tuple(table.get(str(x), 0) for x in universe[v])
+
+    def vars(self):
+        yield self.levels_var
+        yield self.threads_var
+        yield from self.kind
+        yield from self.size
+        for vs in self.pair.values():
+            for v, _ in vs:
+                yield v
+
+    # ------------------------------------------------------------------ run
+    def _relation(self, get, i: int, j: int) -> int:
+        """The relations of L(dims[i]) to L(dims[j]) the domains allow."""
+        r = 7
+        for v, flipped in self.pair.get((min(i, j), max(i, j)), ()):
+            m, table = 0, self.rel_of[v]
+            for k in bits(get(v)):
+                m |= table[k]
+            r &= _MIRROR[m] if flipped != (i > j) else m
+        return r
+
+    def _sizes(self, get, i: int) -> int:
+        m, sb = 0, self.size_bit[i]
+        for k in bits(get(self.size[i])):
+            m |= sb[k]
+        return m
+
+    def _problem(self, get, dims):
+        rel = [[7] * len(dims) for _ in dims]
+        for a in range(len(dims)):
+            for b in range(a + 1, len(dims)):
+                r = self._relation(get, dims[a], dims[b])
+                rel[a][b], rel[b][a] = r, _MIRROR[r]
+        return rel, [self._sizes(get, i) for i in dims]
+
+    def run(self, st):
+        get = st.get
+        threads, maybe = [], []
+        for i, v in enumerate(self.kind):
+            d = get(v)
+            if d == self.thread[i]:
+                threads.append(i)
+            elif d & self.thread[i]:
+                maybe.append(i)
+        if not threads:
+            return ()
+        levels, most = get(self.levels_var)[1], get(self.threads_var)[1]
+        rel, sizes = self._problem(get, threads)
+        try:
+            ok_rel, ok_size = _Search(levels, most, self.values, rel, sizes).supports()
+        except _OutOfBudget:
+            return ()
+        if ok_rel is None:
+            raise st.problem.dead_end(self.id, None)
+        changed = []
+        for a, i in enumerate(threads):
+            for b in range(a + 1, len(threads)):
+                if ok_rel[a][b] != rel[a][b]:
+                    for v, flipped in self.pair[(i, threads[b])]:
+                        keep = _MIRROR[ok_rel[a][b]] if flipped else ok_rel[a][b]
+                        mask = sum(1 << k for k, r in enumerate(self.rel_of[v])
+                                   if r == 0 or r & keep)
+                        changed += self._restrict(st, v, mask)
+            if ok_size[a] != sizes[a]:
+                mask = sum(1 << k for k, b in enumerate(self.size_bit[i]) if b & ok_size[a])
+                changed += self._restrict(st, self.size[i], mask)
+        # a dimension that may still become THREAD: can a labelling take it in?
+        for i in maybe:
+            rel, sizes = self._problem(get, threads + [i])
+            try:
+                if _Search(levels, most, self.values, rel, sizes).solve() is not None:
+                    continue
+            except _OutOfBudget:
+                continue
+            changed += self._restrict(st, self.kind[i], ~self.thread[i])
+        return changed
+
+    def _restrict(self, st, v: int, mask: int) -> list:
+        return [v] if st.restrict(v, mask, self.id) else []
+
+
+class _Search:
+    """Labellings of n thread dimensions with levels in [0, levels)."""
+
+    def __init__(self, levels, most, values, rel, sizes):
+        self.n, self.levels, self.most, self.values = len(sizes), levels, most, values
+        self.rel, self.sizes = rel, sizes
+        self.nodes = 0
+        # most constrained first: the dimensions with the fewest relations left open
+        self.order = sorted(range(self.n), key=lambda a: sum(r == 7 for r in rel[a]))
+
+    def _min(self, m: int) -> int:
+        return self.values[(m & -m).bit_length() - 1]
+
+    def solve(self):
+        """One labelling as (levels, per-level size masks), or None."""
+        n, levels, rel, sizes, order = self.n, self.levels, self.rel, self.sizes, self.order
+        lab = [-1] * n
+        inter = [0] * levels  # per level: the sizes its members share (0: empty level)
+
+        def product():
+            p = 1
+            for m in inter:
+                if m:
+                    p *= self._min(m)
+            return p
+
+        def go(k):
+            if k == n:
+                return True
+            self.nodes += 1
+            if self.nodes > NODES:
+                raise _OutOfBudget
+            a = order[k]
+            ra = rel[a]
+            for lv in range(levels):
+                ok = True
+                for b in order[:k]:
+                    lb = lab[b]
+                    r = EQ if lv == lb else (LT if lv < lb else GT)
+                    if not ra[b] & r:
+                        ok = False
+                        break
+                if not ok:
+                    continue
+                old = inter[lv]
+                m = (old & sizes[a]) if old else sizes[a]
+                if not m:
+                    continue
+                inter[lv] = m
+                if product() <= self.most:
+                    lab[a] = lv
+                    if go(k + 1):
+                        return True
+                    lab[a] = -1
+                inter[lv] = old
+            return False
+
+        return (lab, inter) if go(0) else None
+
+    def supports(self):
+        """(relations, sizes) some labelling supports, per pair and per
+        dimension; (None, None) when no labelling exists."""
+        n, rel, sizes = self.n, self.rel, self.sizes
+        ok_rel = [[0] * n for _ in range(n)]
+        ok_size = [0] * n
+        sol = self.solve()
+        if sol is None:
+            return None, None
+        self._mark(sol, ok_rel, ok_size)
+        # each value no labelling found so far supports: search with it forced
+        for a in range(n):
+            for b in range(a + 1, n):
+                keep = rel[a][b]
+                for r in bits(keep & ~ok_rel[a][b]):
+                    rel[a][b], rel[b][a] = 1 << r, _MIRROR[1 << r]
+                    got = self.solve()
+                    rel[a][b], rel[b][a] = keep, _MIRROR[keep]
+                    if got is not None:
+                        self._mark(got, ok_rel, ok_size)
+        for a in range(n):
+            keep = sizes[a]
+            for k in bits(keep & ~ok_size[a]):
+                sizes[a] = 1 << k
+                got = self.solve()
+                sizes[a] = keep
+                if got is not None:
+                    self._mark(got, ok_rel, ok_size)
+        return ok_rel, ok_size
+
+    def _mark(self, sol, ok_rel, ok_size) -> None:
+        """Add what labelling `sol` supports: the relation of every pair, and
+        each size a level may take with the others at their smallest."""
+        lab, inter = sol
+        n = self.n
+        for a in range(n):
+            for b in range(n):
+                if a != b:
+                    la, lb = lab[a], lab[b]
+                    ok_rel[a][b] |= EQ if la == lb else (LT if la < lb else GT)
+        smallest = [self._min(m) if m else 1 for m in inter]
+        for lv, m in enumerate(inter):
+            if not m:
+                continue
+            rest = 1
+            for other, x in enumerate(smallest):
+                if other != lv:
+                    rest *= x
+            fit = sum(1 << k for k in bits(m) if self.values[k] * rest <= self.most)
+            for a in range(n):
+                if lab[a] == lv:
+                    ok_size[a] |= fit
