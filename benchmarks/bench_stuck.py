@@ -9,7 +9,7 @@ whose no value is proven (proven). Stuck states are explained
 (`workbench.explain`) and the size of each explanation is reported.
 
     python benchmarks/bench_stuck.py [--mode lookahead|proven] [--descents 50]
-        [--kernels matmul=64x64x32,axpy,...] [--json out.json]
+        [--kernels matmul=64x64x32,axpy,...] [--no-globals] [--json out.json]
 """
 
 from __future__ import annotations
@@ -80,11 +80,21 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--prove-s", type=float, default=0.5)
     ap.add_argument("--explain", action="store_true", help="explain each stuck state")
+    ap.add_argument("--no-globals", action="store_true",
+                    help="the peer: propagation by the clauses alone, without the global "
+                         "propagators (workbench.space.thread_levels)")
     ap.add_argument("--json")
     args = ap.parse_args()
+    prune = None
+    if args.no_globals:
+        from workbench.space.problem import Problem
+        Problem._globals = False
+
+        def prune(kernel):  # a root of its own, not the kernel's cached one
+            return ()
     results = []
     for name, sizes in parse_kernels(args.kernels):
-        root = wb.Candidate.root(wb.kernels.build_kernel(name, sizes))
+        root = wb.Candidate.root(wb.kernels.build_kernel(name, sizes), prune=prune)
         rng = random.Random(args.seed)
         stuck, sizes_expl, verified, times = [], [], 0, []
         for _ in range(args.descents):
@@ -98,10 +108,14 @@ def main() -> None:
                 continue
             stuck.append(getattr(ch, "name", ch))
             if args.explain and not isinstance(ch, str):
-                ex = wb.explain(cand, choice=(ch.name, ch.objects))
+                prefixes = [root]
+                for d in cand.trail:
+                    prefixes.append(prefixes[-1].decide(d))
+                ex = wb.explain(cand, choice=(ch.name, ch.objects), prefixes=prefixes)
                 sizes_expl.append(len(ex.culprits))
                 verified += ex.verified
         row = {"kernel": name, "sizes": sizes, "mode": args.mode, "descents": args.descents,
+               "globals": not args.no_globals,
                "stuck": len(stuck), "stuck_choices": sorted(set(stuck)),
                "descent_s_median": round(statistics.median(times), 3)}
         if args.explain and sizes_expl:

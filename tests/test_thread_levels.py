@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import workbench as wb
 from workbench.kernels.linalg import SMALL_SIZES
 from workbench.space.problem import Problem
-from workbench.space.thread_levels import EQ, GT, LT, _MIRROR, _Search
+from workbench.space.thread_levels import _MIRROR, EQ, GT, LT, _Search
 from workbench.witness import find_witness
 
 VALUES = (1, 2, 4, 8, 16, 32)

@@ -33,6 +33,8 @@ search passes its node budget prunes only what it proved.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from .propagators import bits
 
 EQ, LT, GT = 1, 2, 4  # L(a) = L(b), L(a) < L(b), L(a) > L(b)
@@ -128,12 +130,14 @@ class ThreadLevels:
         return m
 
     def _problem(self, get, dims):
+        """(relations, sizes) of a labelling problem, hashable: the runs of
+        one descent meet the same problems again and again (`_supports`)."""
         rel = [[7] * len(dims) for _ in dims]
         for a in range(len(dims)):
             for b in range(a + 1, len(dims)):
                 r = self._relation(get, dims[a], dims[b])
                 rel[a][b], rel[b][a] = r, _MIRROR[r]
-        return rel, [self._sizes(get, i) for i in dims]
+        return tuple(map(tuple, rel)), tuple(self._sizes(get, i) for i in dims)
 
     def run(self, st):
         get = st.get
@@ -148,10 +152,10 @@ class ThreadLevels:
             return ()
         levels, most = get(self.levels_var)[1], get(self.threads_var)[1]
         rel, sizes = self._problem(get, threads)
-        try:
-            ok_rel, ok_size = _Search(levels, most, self.values, rel, sizes).supports()
-        except _OutOfBudget:
+        got = _supports(levels, most, self.values, rel, sizes)
+        if got is None:  # out of budget: nothing proven
             return ()
+        ok_rel, ok_size = got
         if ok_rel is None:
             raise st.problem.dead_end(self.id, None)
         changed = []
@@ -168,17 +172,33 @@ class ThreadLevels:
                 changed += self._restrict(st, self.size[i], mask)
         # a dimension that may still become THREAD: can a labelling take it in?
         for i in maybe:
-            rel, sizes = self._problem(get, threads + [i])
-            try:
-                if _Search(levels, most, self.values, rel, sizes).solve() is not None:
-                    continue
-            except _OutOfBudget:
-                continue
-            changed += self._restrict(st, self.kind[i], ~self.thread[i])
+            if _feasible(levels, most, self.values, *self._problem(get, threads + [i])) is False:
+                changed += self._restrict(st, self.kind[i], ~self.thread[i])
         return changed
 
     def _restrict(self, st, v: int, mask: int) -> list:
         return [v] if st.restrict(v, mask, self.id) else []
+
+
+@lru_cache(maxsize=4096)
+def _supports(levels, most, values, rel, sizes):
+    """_Search.supports as tuples; None when the search ran out of budget."""
+    try:
+        ok_rel, ok_size = _Search(levels, most, values, [list(r) for r in rel],
+                                  list(sizes)).supports()
+    except _OutOfBudget:
+        return None
+    return (None, None) if ok_rel is None else (tuple(map(tuple, ok_rel)), tuple(ok_size))
+
+
+@lru_cache(maxsize=4096)
+def _feasible(levels, most, values, rel, sizes):
+    """Whether a labelling exists; None when the search ran out of budget."""
+    try:
+        search = _Search(levels, most, values, [list(r) for r in rel], list(sizes))
+        return search.solve() is not None
+    except _OutOfBudget:
+        return None
 
 
 class _Search:
