@@ -8,6 +8,7 @@ choice every value of which fails; the size is Knuth's estimate over valid
 children). Prints a Markdown table for the README.
 
     python benchmarks/space_stats_table.py [--descents 100] [--seed 0] [--order thesis]
+        [--no-globals]
 """
 
 from __future__ import annotations
@@ -36,7 +37,16 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--order", default="thesis", help="a registered choice order")
     ap.add_argument("--only", default=None, help="rows of these kernels only (comma-separated)")
+    ap.add_argument("--no-globals", action="store_true",
+                    help="the peer: the clauses alone, without the global propagators")
     args = ap.parse_args()
+    prune = None
+    if args.no_globals:
+        from workbench.space.problem import Problem
+        Problem._globals = False
+
+        def prune(kernel):  # a root of its own, not the kernel's cached one
+            return ()
     print(f"{args.descents} random descents per kernel, seed {args.seed}, "
           f"order {args.order}.\n")
     print("| kernel | sizes | dead ends, first pick (ours) | dead ends, every value fails "
@@ -46,7 +56,7 @@ def main() -> None:
     for name, sizes, dead, size, depth in ROWS:
         if args.only and name not in args.only.split(","):
             continue
-        root = wb.Candidate.root(getattr(wb.kernels, name)(**sizes))
+        root = wb.Candidate.root(getattr(wb.kernels, name)(**sizes), prune=prune)
         t0 = time.perf_counter()
         s = space_stats(root, args.descents, args.seed, args.order)
         per = (time.perf_counter() - t0) / args.descents
