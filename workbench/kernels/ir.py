@@ -263,7 +263,7 @@ class Kernel:
     # what snippets of a .space may read or call (space/snippet.py: the sandbox)
     snippet_api = frozenset({"array_dims", "arrays", "can_lower", "dims", "dims_by_label",
                              "instruction", "instructions", "is_lowered", "logical_dims",
-                             "lower_dim_map", "must_precede", "name", "pairs", "params",
+                             "last_value_dim", "lower_dim_map", "must_precede", "name", "pairs", "params",
                              "same_operand", "shared_memory_elements", "statements", "strip_dims",
                              "target", "temp_partner", "tile_rep", "trigger_done", "vector_pair"})
 
@@ -402,6 +402,17 @@ class Kernel:
     def temp_partner(self, s) -> list:
         """Consumer dim of the lowered pair whose producer dim is `s`."""
         return [d for a in self._arrays if a.temporary for (x, d) in a.pairs if x is s][:1]
+
+    def last_value_dim(self, s, d, r) -> bool:
+        """`r` is a dimension of the producer of the pair (s, d) that the
+        consumer neither shares nor pairs: it reads the value of r's last
+        iteration, so r runs before it (`must_precede`) and before a store
+        that would carry the pair through memory."""
+        _, o = self._operand_of(s, d)
+        if o is None or o.kind != "inst" or o.lowered or not r.is_dim():
+            return False
+        p = self.instruction(o.source)
+        return r in p.dims and r is not s and all(x is not r for x, _ in o.pairs)
 
     def same_operand(self, s, d, s2, d2) -> bool:
         _, o = self._operand_of(s, d)
