@@ -9,7 +9,11 @@ whose no value is proven (proven). Stuck states are explained
 (`workbench.explain`) and the size of each explanation is reported.
 
     python benchmarks/bench_stuck.py [--mode lookahead|proven] [--descents 50]
-        [--kernels matmul=64x64x32,axpy,...] [--no-globals] [--json out.json]
+        [--kernels matmul=64x64x32,axpy,...] [--no-globals] [--space PATH]
+        [--json out.json]
+
+A peer in the same run: `--no-globals` (the clauses alone) or `--space` an
+earlier gpu.space (e.g. `git show HEAD~3:workbench/space/spaces/gpu.space`).
 """
 
 from __future__ import annotations
@@ -83,6 +87,7 @@ def main() -> None:
     ap.add_argument("--no-globals", action="store_true",
                     help="the peer: propagation by the clauses alone, without the global "
                          "propagators (workbench.space.thread_levels)")
+    ap.add_argument("--space", help="a .space file to descend in instead of the kernel's own")
     ap.add_argument("--json")
     args = ap.parse_args()
     prune = None
@@ -94,7 +99,8 @@ def main() -> None:
             return ()
     results = []
     for name, sizes in parse_kernels(args.kernels):
-        root = wb.Candidate.root(wb.kernels.build_kernel(name, sizes), prune=prune)
+        space = wb.space.load_space(args.space) if args.space else None
+        root = wb.Candidate.root(wb.kernels.build_kernel(name, sizes), space, prune=prune)
         rng = random.Random(args.seed)
         stuck, sizes_expl, verified, times = [], [], 0, []
         for _ in range(args.descents):
@@ -115,7 +121,7 @@ def main() -> None:
                 sizes_expl.append(len(ex.culprits))
                 verified += ex.verified
         row = {"kernel": name, "sizes": sizes, "mode": args.mode, "descents": args.descents,
-               "globals": not args.no_globals,
+               "globals": not args.no_globals, "space": args.space or "gpu.space",
                "stuck": len(stuck), "stuck_choices": sorted(set(stuck)),
                "descent_s_median": round(statistics.median(times), 3)}
         if args.explain and sizes_expl:

@@ -25,6 +25,10 @@ REDUNDANT = {
     # the mad's m dim inside its k loop: its value cannot reach st_c through memory
     "last value through memory": ("// Through memory, the store runs in the producer's dims",
                                   [("order", ("d10", "d16"), "IN")]),
+    # an UNROLL consumer of a reduction's initialisation (which never goes
+    # through memory): the init's dim is UNROLL or VECTOR too
+    "one class of kinds per pair": ("// Unless through memory, both ends of a pair",
+                                    [("dim_kind", ("d10",), "UNROLL")]),
 }
 
 
