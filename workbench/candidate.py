@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from .errors import DeadEnd, InvalidDecision
 from .space.problem import Problem, permute
-from .space.propagators import DECISION, EXTRA, FALSE, INF, Store, fixpoint, pack_sat, status
+from .space.propagators import (DECISION, EXTRA, FALSE, INF, MASK, Store, fixpoint, pack_sat,
+                                status)
 from .space.space import Space, load_space
 
 FORMAT = "workbench.candidate/1"
@@ -147,7 +148,9 @@ class Candidate:
         self._sat = sat  # packed satisfied-clause flags (propagators.Store.sat)
         self.trail: tuple[Decision, ...] = tuple(trail)
         self._log = log
-        self._history = history  # prunings resolved before a lowering changed the problem
+        # (problem, log) of the prunings before a lowering changed the
+        # problem: resolved into words only when asked (`pruned`)
+        self._history = history
 
     # ------------------------------------------------------------ creation
     @classmethod
@@ -304,7 +307,8 @@ class Candidate:
     def pruned(self) -> list[Pruning]:
         """What the last decision (or the root's initial propagation) removed,
         and which constraint removed it."""
-        return list(self._history) + _resolve(self.problem, self._log)
+        return [x for problem, log in self._history for x in _resolve(problem, log)] + \
+            _resolve(self.problem, self._log)
 
     # ------------------------------------------------------------ decisions
     def apply(self, name: str, objects, value) -> Candidate:
@@ -439,7 +443,7 @@ def _settle(problem: Problem, st: Store, start):
     history: list = []
     while st.pending:
         new = problem.extended(problem.fired | st.pending)
-        history += _resolve(problem, st.log)
+        history.append((problem, st.log))
         st, start = _remap(problem, new, st)
         problem = new
         fixpoint(st, start)
@@ -452,27 +456,63 @@ def _remap(old: Problem, new: Problem, st: Store):
     they restart from their initial domain and are recomputed from their
     (possibly new) terms, so that the limits on them (shared memory, threads)
     also judge what the lowering added."""
+    where, start = _transfer_plan(old, new)
+    old_tables = st.tables
     tables = []
-    fresh = []
     for ci, init in enumerate(new.init_tables):
-        t = list(init)
-        counter = new.choice_infos[ci].kind == "counter"
-        for v in new.choice_vars[ci]:
-            got = old.index.get(new.keys[v])
-            if got is None or counter:
-                fresh.append(v)
-            else:
-                ov = got[0]
-                t[new.vj[v]] = st.tables[old.vc[ov]][old.vj[ov]]
-        tables.append(t)
+        w = where[ci]
+        if w is None:  # all fresh
+            tables.append(list(init))
+            continue
+        oc, pos = w
+        ot = old_tables[oc]
+        tables.append([ot[k] if k >= 0 else x for k, x in zip(pos, init)])
     nst = Store(new, tables)
     nst.owned = [True] * len(tables)
-    fresh_set = set(fresh)
-    # run what reads a fresh variable, and constraints the lowering created
-    # over old variables (a snippet condition that changed with the kernel)
-    start = {j for v in fresh_set for _, js in new.wake[v] for j in js}
+    return nst, start
+
+
+def _transfer_plan(old: Problem, new: Problem):
+    """What `_remap` needs from the two problems alone, once per pair (a
+    lowering is met again and again below the same candidates): per choice,
+    where each variable's domain comes from in `old` (-1: fresh), and the
+    instances to run first — those that read a fresh variable and those the
+    lowering created (a snippet condition that changed with the kernel),
+    less the clauses two of whose literals on fresh variables are still
+    open on their initial domains (they cannot prune before one closes, and
+    their watch wakes them then)."""
+    cache = new.__dict__.setdefault("_plan_from", {})
+    got = cache.get(id(old))
+    if got is not None:
+        return got
+    where, fresh = [], set()
+    for ci, init in enumerate(new.init_tables):
+        counter = new.choice_infos[ci].kind == "counter"
+        pos, oc = [-1] * len(init), None
+        for v in new.choice_vars[ci]:
+            got = None if counter else old.index.get(new.keys[v])
+            if got is None:
+                fresh.add(v)
+                continue
+            ov = got[0]
+            if oc is None:
+                oc = old.vc[ov]
+            assert old.vc[ov] == oc  # a choice's variables share one table
+            pos[new.vj[v]] = old.vj[ov]
+        where.append(None if oc is None else (oc, pos))
+    start = {j for v in fresh for _, js in new.wake[v] for j in js}
     start.update(new.new_instances(old))
-    return nst, sorted(start)
+    insts, tables = new.instances, new.init_tables
+    keep = []
+    for j in sorted(start):
+        if new.guarded[j]:
+            open_fresh = {lit[1] for lit in insts[j].lits if lit[0] == MASK and lit[1] in fresh
+                          and tables[new.vc[lit[1]]][new.vj[lit[1]]] & lit[2]}
+            if len(open_fresh) >= 2:
+                continue
+        keep.append(j)
+    got = cache[id(old)] = (where, keep)
+    return got
 
 
 def _interval(iv) -> str:

@@ -480,13 +480,21 @@ def fixpoint(st: Store, start) -> None:
     they run once the queue is empty and something changed since their last
     run, which costs one run per fixpoint instead of one per change."""
     problem = st.problem
-    insts, wake = problem.instances, problem.wake
+    insts, wake, guarded = problem.instances, problem.wake, problem.guarded
+    tables, vc, vj = st.tables, st.vc, st.vj
     inq = bytearray(st.sat)  # a satisfied clause is never queued
     queue = deque()
     for i in start:
-        if not inq[i]:
-            inq[i] = 1
-            queue.append(i)
+        if inq[i]:
+            continue
+        # a clause with two open MASK literals on different variables cannot
+        # prune now, and its watch wakes it once one of them is false (after
+        # a lowering, most of the tens of thousands of instances that read a
+        # fresh variable are such clauses)
+        if guarded[i] and _held_open(insts[i].lits, tables, vc, vj):
+            continue
+        inq[i] = 1
+        queue.append(i)
     lazy = problem.lazy
     seen = -1  # len(st.log) when the global propagators last ran
     while True:
