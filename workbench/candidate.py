@@ -16,8 +16,7 @@ from dataclasses import dataclass
 
 from .errors import DeadEnd, InvalidDecision
 from .space.problem import Problem, permute
-from .space.propagators import (DECISION, EXTRA, FALSE, INF, MASK, Store, fixpoint, pack_sat,
-                                status)
+from .space.propagators import DECISION, EXTRA, FALSE, INF, MASK, Store, fixpoint, pack_sat, status
 from .space.space import Space, load_space
 
 FORMAT = "workbench.candidate/1"

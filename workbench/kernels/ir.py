@@ -262,10 +262,11 @@ class Kernel:
 
     # what snippets of a .space may read or call (space/snippet.py: the sandbox)
     snippet_api = frozenset({"array_dims", "arrays", "can_lower", "dims", "dims_by_label",
-                             "instruction", "instructions", "is_lowered", "logical_dims",
-                             "last_value_dim", "lower_dim_map", "must_precede", "name", "pairs", "params",
-                             "same_operand", "shared_memory_elements", "statements", "strip_dims",
-                             "target", "temp_partner", "tile_rep", "trigger_done", "vector_pair"})
+                             "instruction", "instructions", "is_lowered", "last_value_dim",
+                             "logical_dims", "lower_dim_map", "must_precede", "name", "pairs",
+                             "params", "same_operand", "shared_memory_elements", "statements",
+                             "strip_dims", "target", "temp_partner", "tile_rep", "trigger_done",
+                             "vector_pair"})
 
     def __init__(self, name: str, spec: dict, target: str = DEFAULT_TARGET):
         self.name = name
