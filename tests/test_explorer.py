@@ -12,6 +12,7 @@ import workbench as wb
 from workbench.descent import random_fixed
 from workbench.runtime.records import RecordStore
 from workbench.session import Session
+from workbench.witness import find_witness
 
 pytest.importorskip("ipywidgets")
 pytest.importorskip("plotly")
@@ -245,15 +246,17 @@ def test_proven_values_finish_and_explained_dead_ends(kernel):
     for r in rows:
         assert any(v["text"].startswith("✓") for v in r["values"]), r["label"]
     rng = random.Random(5)
-    while True:  # a random-order decision that dead-ends, as a careless click would
+    while True:  # random-order clicks on values with a witness (green), then a
+        # decision that dead-ends, as a careless click would
         c = e.session.cand
         ch = rng.choice(c.choices())
         v = rng.choice(ch.values)
         try:
-            c.apply(ch.name, ch.objects, v)
+            child = c.apply(ch.name, ch.objects, v)
         except wb.DeadEnd:
             break
-        e.session.apply(ch.name, ch.objects, v)
+        if find_witness(child, rng=rng, budget_s=10).witness is not None:
+            e.session.apply(ch.name, ch.objects, v)
     n = len(e.session.cand.trail)
     e.force(ch.name, ch.objects, v)
     assert len(e.session.cand.trail) == n  # nothing changed

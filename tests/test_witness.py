@@ -116,6 +116,23 @@ def test_explanations_reproduce_and_every_culprit_is_needed(matmul):
         assert ex.reasons and "decision" in ex.target and ex.text
 
 
+def test_progression_depends_on_the_order_and_both_are_irreducible():
+    """Progression keeps the latest decisions it can: with two conflicts,
+    {a..f} and {g, h}, the trail order finds the six and its reverse the two
+    (why `explain` tries the reverse when it finds more than five)."""
+    from workbench.explain import _progression
+    conflicts = [set("abcdef"), set("gh")]
+
+    def run(trail):
+        prefixes = [set(trail[:j]) for j in range(len(trail) + 1)]
+
+        def fails(pre, j, must):
+            return any(c <= pre[j] | set(must) for c in conflicts)
+        return set(_progression(trail, prefixes, fails))
+    assert run(list("abcdefgh")) == set("abcdef")
+    assert run(list("hgfedcba")) == set("gh")
+
+
 def test_explain_trail_and_session_drop(matmul):
     cand, d = dead_end_decisions(matmul, 1, seed=8)[0]
     ex = explain_trail(matmul.kernel, [*cand.trail, d])
