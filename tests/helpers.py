@@ -1,4 +1,5 @@
-"""Shared test helpers: fixed candidates in a person's order, exhaustive enumeration."""
+"""Shared test helpers: fixed candidates in a person's order, exhaustive
+enumeration, and the checks that stronger propagation removes no solution."""
 
 from __future__ import annotations
 
@@ -6,6 +7,64 @@ import random
 
 import workbench as wb
 from workbench.descent import descend
+from workbench.witness import find_witness
+
+
+def all_domains(c) -> dict:
+    """Every visible domain, keyed by the choice instance."""
+    return {(ch.name, ch.objects): frozenset(ch.values) for ch in c.choices(include_fixed=True)}
+
+
+def stronger_along_random_paths(weak_root, replay, rng: random.Random, *, descents: int = 4,
+                                at=(5, 12)) -> tuple[list, int]:
+    """Random-order descents under the weaker propagation: every candidate
+    met, replayed with the stronger one (`replay(trail)`), has domains no
+    larger, or is a dead end it saw sooner. Returns the candidates met at the
+    depths `at` (where to look for implementations found without it) and how
+    often the stronger one pruned more (domains strictly smaller, dead ends)."""
+    starts, more = [], 0
+    for _ in range(descents):
+        c = weak_root
+        while not c.is_fixed:
+            if len(c.trail) in at:
+                starts.append(c)
+            ch = rng.choice(c.choices())
+            try:
+                c = c.apply(ch.name, ch.objects, rng.choice(ch.values))
+            except wb.DeadEnd:
+                break
+            more += pruned_more(c, replay)
+    return starts, more
+
+
+def pruned_more(c, replay) -> int:
+    """`c` (weaker propagation) replayed with the stronger one: its domains
+    are no larger; how many are strictly smaller (1 for a dead end it saw
+    sooner)."""
+    try:
+        strong = replay(c.trail)
+    except wb.DeadEnd:
+        return 1
+    weak = all_domains(c)
+    more = 0
+    for key, values in all_domains(strong).items():
+        assert values <= weak.get(key, values), key
+        more += values < weak.get(key, values)
+    return more
+
+
+def witnesses_replay(starts, replay, *, budget_s: float = 20) -> int:
+    """Implementations found from `starts` under the weaker propagation each
+    replay with the stronger one (`replay(trail)`; a DeadEnd there is a
+    solution lost) to the same digest; returns how many were found (a start
+    on a random path may hold none)."""
+    found = 0
+    for seed, start in enumerate(starts):
+        w = find_witness(start, rng=random.Random(seed), budget_s=budget_s).witness
+        if w is not None:
+            found += 1
+            assert replay(w.trail).digest() == w.digest()
+    return found
 
 
 def random_order_fixed(cand, rng: random.Random):

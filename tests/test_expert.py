@@ -9,6 +9,7 @@ import random
 
 import numpy as np
 import pytest
+from helpers import all_domains
 
 import workbench as wb
 from workbench.codegen import generate
@@ -142,9 +143,7 @@ def test_recipe_in_a_persons_order(seed):
     random.Random(seed).shuffle(decisions)
     c = apply_recipe(wb.Candidate.root(kernel), decisions)
     c = apply_recipe(c, lowered_decisions(c.kernel))
-    def domains(x):
-        return {(ch.name, ch.objects): set(ch.values) for ch in x.choices(include_fixed=True)}
-    assert domains(c) == domains(forced)
+    assert all_domains(c) == all_domains(forced)
 
 
 def test_dynamic_shared_memory_above_static_limit(expert, monkeypatch, tmp_path):

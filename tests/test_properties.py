@@ -9,7 +9,7 @@ import random
 
 import pytest
 from gpu_cases import examples
-from helpers import all_fixed, random_order_fixed
+from helpers import all_domains, all_fixed, random_order_fixed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from toy_kernel import toy
@@ -32,11 +32,6 @@ def roots():
 
 
 ROOTS = roots()
-
-
-def all_domains(c):
-    """Every visible domain, keyed by the choice instance."""
-    return {(ch.name, ch.objects): frozenset(ch.values) for ch in c.choices(include_fixed=True)}
 
 
 def random_path(data, root, max_len=30):
@@ -79,16 +74,7 @@ def test_decisions_commute(root, data):
     trail = list(final.trail)
     perm = data.draw(st.permutations(trail))
     # A decision on an object that a lowering creates waits until it exists.
-    other, todo = root, perm
-    while todo:
-        later = []
-        for d in todo:
-            if (d.choice, d.objects) in other.problem.index:
-                other = other.decide(d)
-            else:
-                later.append(d)
-        assert len(later) < len(todo), "decisions on objects that never appear"
-        todo = later
+    other = root.decide_each(perm)[1][-1]
     assert other.digest() == final.digest()
     assert all_domains(other) == all_domains(final)
 

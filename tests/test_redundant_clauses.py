@@ -11,11 +11,11 @@ from __future__ import annotations
 import random
 
 import pytest
+from helpers import pruned_more, stronger_along_random_paths, witnesses_replay
 
 import workbench as wb
 from workbench.kernels.linalg import SMALL_SIZES
 from workbench.space.space import Space, load_space
-from workbench.witness import find_witness
 
 # the first comment line of each redundant clause's block (up to a blank line),
 # and decisions after which the clause prunes more on matmul 16×16×8 (None:
@@ -39,10 +39,6 @@ def without(text: str, head: str) -> str:
     return "\n".join(lines[:start] + lines[end:])
 
 
-def _domains(c):
-    return {(ch.name, ch.objects): frozenset(ch.values) for ch in c.choices(include_fixed=True)}
-
-
 @pytest.mark.parametrize("clause", sorted(REDUNDANT))
 def test_redundant_clause_removes_no_solution(clause):
     kernel = wb.kernels.build_kernel("matmul", SMALL_SIZES["matmul"])
@@ -51,41 +47,14 @@ def test_redundant_clause_removes_no_solution(clause):
     weak = Space.from_text(without(text, head), f"gpu without {clause}")
     weak_root = wb.Candidate.root(kernel, weak)
 
-    def no_larger(c) -> int:
-        """Replays c's trail in the real space: how many domains are smaller."""
-        try:
-            strong = wb.Candidate.replay(kernel, c.trail)
-        except wb.DeadEnd:
-            return 1
-        plain = _domains(c)
-        for key, values in _domains(strong).items():
-            assert values <= plain.get(key, values), key
-        return sum(values < plain.get(key, values) for key, values in _domains(strong).items())
-
+    def replay(trail):
+        return wb.Candidate.replay(kernel, trail)
     if example is not None:
         c = weak_root
         for name, objects, value in example:
             c = c.apply(name, objects, value)
-        assert no_larger(c) > 0, "the clause pruned nothing more: vacuous"
-    rng = random.Random(3)
-    starts = [weak_root] * 3  # three seeds from the root, then along random paths
-    for _ in range(4):
-        c = weak_root
-        while not c.is_fixed:
-            if len(c.trail) in (5, 12):
-                starts.append(c)
-            ch = rng.choice(c.choices())
-            try:
-                c = c.apply(ch.name, ch.objects, rng.choice(ch.values))
-            except wb.DeadEnd:
-                break
-            no_larger(c)
-    found = 0
-    for seed, start in enumerate(starts):  # random paths may hold none: not counted
-        w = find_witness(start, rng=random.Random(seed), budget_s=20).witness
-        if w is None:
-            continue
-        found += 1
-        strong = wb.Candidate.replay(kernel, w.trail)  # DeadEnd here: a solution lost
-        assert strong.is_fixed and _domains(strong) == _domains(w)
+        assert pruned_more(c, replay) > 0, "the clause pruned nothing more: vacuous"
+    starts, _ = stronger_along_random_paths(weak_root, replay, random.Random(3))
+    # three seeds from the root, then along the random paths
+    found = witnesses_replay([weak_root] * 3 + starts, replay)
     assert found >= 3

@@ -10,6 +10,7 @@ import random
 from contextlib import contextmanager
 
 import pytest
+from helpers import stronger_along_random_paths, witnesses_replay
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -17,7 +18,6 @@ import workbench as wb
 from workbench.kernels.linalg import SMALL_SIZES
 from workbench.space.problem import Problem
 from workbench.space.thread_levels import _MIRROR, EQ, GT, LT, _Search
-from workbench.witness import find_witness
 
 VALUES = (1, 2, 4, 8, 16, 32)
 
@@ -85,10 +85,6 @@ def without_globals():
         Problem._globals = True
 
 
-def _domains(c):
-    return {(ch.name, ch.objects): frozenset(ch.values) for ch in c.choices(include_fixed=True)}
-
-
 @pytest.mark.parametrize("name", ["matmul", "axpy"])
 def test_no_solution_lost_and_domains_only_smaller(name):
     """Random-order descents without the propagator: each candidate met,
@@ -99,31 +95,10 @@ def test_no_solution_lost_and_domains_only_smaller(name):
         plain_root = wb.Candidate.root(kernel, prune=prune)
     assert not plain_root.problem.lazy
     assert wb.Candidate.root(kernel).problem.lazy
-    rng = random.Random(5)
-    starts = [plain_root]  # where to look for implementations found without it
-    for _ in range(4):
-        c = plain_root
-        while not c.is_fixed:
-            if len(c.trail) in (5, 12):
-                starts.append(c)
-            ch = rng.choice(c.choices())
-            try:
-                c = c.apply(ch.name, ch.objects, rng.choice(ch.values))
-            except wb.DeadEnd:
-                break
-            try:
-                strong = wb.Candidate.replay(kernel, c.trail)
-            except wb.DeadEnd:
-                continue  # dead below here too: propagation just saw it sooner
-            plain = _domains(c)
-            for key, values in _domains(strong).items():
-                assert values <= plain.get(key, values), key
-    found = 0
-    for seed, start in enumerate(starts):  # implementations found without it
-        w = find_witness(start, rng=random.Random(seed), budget_s=20).witness
-        if w is not None:
-            found += 1
-            assert wb.Candidate.replay(kernel, w.trail).digest() == w.digest()
+    def replay(trail):
+        return wb.Candidate.replay(kernel, trail)
+    starts, _ = stronger_along_random_paths(plain_root, replay, random.Random(5))
+    found = witnesses_replay([plain_root, *starts], replay)
     assert found >= 2
 
 

@@ -199,6 +199,23 @@ class Candidate:
             cand = cand.restrict(d.choice, d.objects, d.values)
         return cand
 
+    def decide_each(self, decisions: Iterable[Decision]) -> tuple[list, list]:
+        """Take `decisions` one by one from here, in their order except that
+        a decision on objects a lowering creates waits until they exist
+        (decisions commute): (the order taken, the candidates after 0, 1, …
+        of them). Raises InvalidDecision when some objects never appear, and
+        DeadEnd as `decide` does."""
+        order, after, wait = [], [self], list(decisions)
+        while wait:
+            d = next((d for d in wait if (d.choice, d.objects) in after[-1].problem.index), None)
+            if d is None:
+                raise InvalidDecision("decisions on objects that never appear: "
+                                      + ", ".join(str(d) for d in wait))
+            wait.remove(d)
+            after.append(after[-1].decide(d))
+            order.append(d)
+        return order, after
+
     # ------------------------------------------------------------- queries
     @property
     def kernel(self):

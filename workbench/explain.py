@@ -12,8 +12,9 @@ over the trail's prefixes, whose candidates are already known):
 
 so every culprit is necessary (propagation is monotone: fewer decisions
 never prune more). When that finds more than five, the reversed trail is
-tried too and the smaller set kept. Each explanation is then checked from the root: the
-culprits alone reproduce the target, and dropping any one of them does not.
+tried too and the smaller set kept. Each explanation is then checked from
+the root: the culprits alone reproduce the target, and dropping any one of
+them does not.
 """
 
 from __future__ import annotations
@@ -162,11 +163,10 @@ def explain(cand: Candidate, *, decision=None, choice=None, prefixes=None) -> Ex
         # which irreducible subset progression finds depends on the trail's
         # order (it keeps the latest decisions it can); the reversed order
         # often finds a smaller one (7 → 5 decisions on a stuck matmul state)
-        order, rev = _replayable(prefixes[0], trail[::-1])
-        if order is not None:
-            other = _progression(order, rev, fails)
-            if len(other) < len(culprits):
-                culprits = tuple(d for d in trail if d in other)  # trail order
+        order, rev = prefixes[0].decide_each(trail[::-1])  # a subset of a live trail: live
+        other = _progression(order, rev, fails)
+        if len(other) < len(culprits):
+            culprits = tuple(d for d in trail if d in other)  # trail order
     return _verified(culprits, target, prefixes[0], checks, cand)
 
 
@@ -187,26 +187,6 @@ def _progression(trail, prefixes, fails) -> tuple:
         must.insert(0, trail[hi - 1])  # kept in trail order: a lowering before its objects
         limit = hi - 1
     return tuple(must)
-
-
-def _replayable(root: Candidate, wanted: list):
-    """`wanted` reordered as little as needed to replay from `root` (a
-    decision on objects a lowering creates waits for it), and the candidates
-    after each decision; (None, None) when it does not replay."""
-    order, prefixes, wait = [], [root], list(wanted)
-    while wait:
-        for d in wait:
-            if (d.choice, d.objects) in prefixes[-1].problem.index:
-                break
-        else:
-            return None, None
-        wait.remove(d)
-        try:
-            prefixes.append(prefixes[-1].decide(d))
-        except (DeadEnd, InvalidDecision):
-            return None, None
-        order.append(d)
-    return order, prefixes
 
 
 def _verified(culprits, target: _Target, root: Candidate, checks: int,
