@@ -22,6 +22,7 @@ import argparse
 import json
 import random
 import statistics
+import sys
 import time
 
 import workbench as wb
@@ -110,6 +111,10 @@ def main() -> None:
             else:
                 ch, cand = proven_descent(root, rng, args.prove_s)
             times.append(time.perf_counter() - t0)
+            # one line per descent, so a long run cut short still says what it saw
+            print(f"{name} descent {len(times)}: {times[-1]:.1f} s, "
+                  f"{'stuck at ' + str(getattr(ch, 'name', ch)) if ch else 'fixed'}",
+                  file=sys.stderr, flush=True)
             if ch is None:
                 continue
             stuck.append(getattr(ch, "name", ch))

@@ -14,9 +14,22 @@ import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import numpy as np
+
 from .errors import DeadEnd, InvalidDecision
 from .space.problem import Problem, permute
-from .space.propagators import DECISION, EXTRA, FALSE, INF, MASK, Store, fixpoint, pack_sat, status
+from .space.propagators import (
+    DECISION,
+    EXTRA,
+    FALSE,
+    INF,
+    MASK,
+    Store,
+    decision_start,
+    fixpoint,
+    pack_sat,
+    status,
+)
 from .space.space import Space, load_space
 
 FORMAT = "workbench.candidate/1"
@@ -347,7 +360,7 @@ class Candidate:
         if dom & mask != dom:
             st.put(v, dom & mask, DECISION)
         try:
-            p2, st, history = _settle(p, st, [j for _, js in p.wake[v] for j in js])
+            p2, st, history = _settle(p, st, decision_start(st, v))
         except DeadEnd as e:
             e.decision = d
             raise
@@ -485,6 +498,14 @@ def _remap(old: Problem, new: Problem, st: Store):
         tables.append([ot[k] if k >= 0 else x for k, x in zip(pos, init)])
     nst = Store(new, tables)
     nst.owned = [True] * len(tables)
+    # a clause satisfied before is satisfied after: its literals read
+    # carried domains (without this, every clause is found satisfied again
+    # by a run after each lowering)
+    here, there = new.kept_instances(old)
+    if len(here):
+        sat = np.frombuffer(nst.sat, np.uint8).copy()
+        sat[here] = np.frombuffer(st.sat, np.uint8)[there]
+        nst.sat = bytearray(sat.tobytes())
     return nst, start
 
 

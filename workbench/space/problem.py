@@ -16,6 +16,8 @@ from itertools import chain, groupby
 from operator import itemgetter
 from typing import Any
 
+import numpy as np
+
 from ..errors import DeadEnd, SpaceError
 from . import ast
 from .propagators import (
@@ -732,6 +734,15 @@ class Problem:
 
     def new_instances(self, old: Problem) -> list[int]:
         """Instances of this (extended) problem that `old` does not have."""
+        return self._against(old)[0]
+
+    def kept_instances(self, old: Problem) -> tuple:
+        """(ids here, ids in `old`) of the instances both problems have, as
+        two arrays: a clause satisfied in `old` on carried domains is
+        satisfied here too (`candidate._remap`)."""
+        return self._against(old)[1]
+
+    def _against(self, old: Problem) -> tuple:
         cache = self.__dict__.setdefault("_new_since", {})
         got = cache.get(id(old))
         if got is not None:
@@ -742,15 +753,25 @@ class Problem:
                 return got
             if self._fast and old._fast and old.root_problem is self.root_problem:
                 with no_gc():
-                    keys = old.__dict__.get("_sig_set")
-                    if keys is None:
-                        keys = old._sig_set = set(old._instance_sigs())
-                    got = [i for i, k in enumerate(self._instance_sigs()) if k not in keys]
+                    where = old.__dict__.get("_sig_index")
+                    if where is None:
+                        sigs = old._instance_sigs()
+                        where = old._sig_index = dict(zip(sigs, range(len(sigs))))
+                    at = list(map(where.get, self._instance_sigs()))
             else:
-                keys = old.__dict__.get("_key_set")
-                if keys is None:
-                    keys = old._key_set = set(old.instance_keys())
-                got = [i for i, k in enumerate(self.instance_keys()) if k not in keys]
+                where = old.__dict__.get("_key_index")
+                if where is None:
+                    keys = old.instance_keys()
+                    where = old._key_index = dict(zip(keys, range(len(keys))))
+                at = list(map(where.get, self.instance_keys()))
+            new = [i for i, k in enumerate(at) if k is None]
+            # carried satisfaction needs every literal on carried domains:
+            # not a counter's (counters restart after a lowering)
+            insts = self.instances
+            kept = [i for i, k in enumerate(at) if k is not None and isinstance(insts[i], Clause)
+                    and all(lit[0] != NUM for lit in insts[i].lits)]
+            got = (new, (np.array(kept, dtype=np.int64),
+                         np.array([at[i] for i in kept], dtype=np.int64)))
             cache[id(old)] = got
         return got
 

@@ -43,7 +43,9 @@ class Store:
         # sat[i]: clause instance i has a literal that is surely true, so it
         # can never prune again below this candidate (domains only shrink);
         # the fixpoint skips it (79 % of clause runs on matmul 1024 were of
-        # satisfied clauses). Kept packed in the candidate (`pack_sat`).
+        # satisfied clauses). Marked when a run finds it, when a watched
+        # literal becomes true (`_wake`, `decision_start`), and carried over
+        # a lowering (`candidate._remap`). Kept packed in the candidate.
         self.sat = unpack_sat(sat, len(problem.instances))
         self.owned = [False] * len(self.tables)
         self.vc = problem.vc
@@ -456,33 +458,44 @@ def lit_vars(lit):
                 yield side[1]
 
 
-def _held_open(lits, tables, vc, vj) -> bool:
-    """True when two MASK literals of a clause on different variables are
-    both still non-false: it cannot prune now (see Problem.guarded)."""
-    one = -1
+HELD, SATISFIED = 1, 2
+
+
+def _screen(lits, tables, vc, vj) -> int:
+    """Whether a guarded clause needs a run: SATISFIED when one of its MASK
+    literals is surely true (it can never prune again), HELD when two MASK
+    literals on different variables are still open (it cannot prune now, see
+    Problem.guarded), else 0."""
+    one, held = -1, False
     for lit in lits:
         if lit[0] != MASK:
             continue
         v = lit[1]
-        if tables[vc[v]][vj[v]] & lit[2]:
+        d = tables[vc[v]][vj[v]]
+        m = lit[2]
+        if d & m:
+            if d & ~m == 0:
+                return SATISFIED
             if one == -1:
                 one = v
             elif one != v:
-                return True
-    return False
+                held = True
+    return HELD if held else 0
 
 
 def fixpoint(st: Store, start) -> None:
     """Run propagators until none prunes (thesis Algorithm 1). `start` lists
     the instances to run first; each change schedules the instances that watch
-    the changed variable (a clause only when one of its literals is false).
-    Global propagators (`problem.lazy`, e.g. `thread_levels`) watch nothing:
+    the changed variable (a clause only when one of its literals is false;
+    when one became true the clause is marked satisfied instead, for this
+    candidate and every one below it). Global propagators (`problem.lazy`, e.g. `thread_levels`) watch nothing:
     they run once the queue is empty and something changed since their last
     run, which costs one run per fixpoint instead of one per change."""
     problem = st.problem
-    insts, wake, guarded = problem.instances, problem.wake, problem.guarded
+    insts, guarded = problem.instances, problem.guarded
     tables, vc, vj = st.tables, st.vc, st.vj
-    inq = bytearray(st.sat)  # a satisfied clause is never queued
+    sat = st.sat
+    inq = bytearray(sat)  # a satisfied clause is never queued
     queue = deque()
     for i in start:
         if inq[i]:
@@ -491,8 +504,12 @@ def fixpoint(st: Store, start) -> None:
         # prune now, and its watch wakes it once one of them is false (after
         # a lowering, most of the tens of thousands of instances that read a
         # fresh variable are such clauses)
-        if guarded[i] and _held_open(insts[i].lits, tables, vc, vj):
-            continue
+        if guarded[i]:
+            s = _screen(insts[i].lits, tables, vc, vj)
+            if s:
+                if s == SATISFIED:
+                    sat[i] = inq[i] = 1
+                continue
         inq[i] = 1
         queue.append(i)
     lazy = problem.lazy
@@ -504,19 +521,29 @@ def fixpoint(st: Store, start) -> None:
         seen = len(st.log)
         for i in lazy:
             for v in insts[i].run(st):
-                for _, js in wake[v]:
-                    for j in js:
-                        if not inq[j]:
-                            inq[j] = 1
-                            queue.append(j)
+                _wake(st, v, i, inq, queue.append)
+
+
+def decision_start(st: Store, v: int) -> list:
+    """The instances to run after a decision wrote variable `v` (the parent
+    was at a fixpoint): those watching `v` on any change, and the clauses
+    whose literal on `v` the decision made false; the clauses whose literal
+    on `v` it made true are marked satisfied instead of run."""
+    d = st.get(v)
+    sat = st.sat
+    out: list = []
+    for m, js in st.problem.wake[v]:
+        if m == -1 or d & m == 0:
+            out += js
+        elif d & ~m == 0:
+            for j in js:
+                sat[j] = 1
+    return out
 
 
 def _drain(st: Store, queue: deque, inq: bytearray) -> None:
     """Run the queued instances, and those their changes wake, until none is left."""
-    problem = st.problem
-    insts = problem.instances
-    wake, guarded = problem.wake, problem.guarded
-    tables, vc, vj = st.tables, st.vc, st.vj
+    insts = st.problem.instances
     sat = st.sat
     pop, push = queue.popleft, queue.append
     while queue:
@@ -525,19 +552,40 @@ def _drain(st: Store, queue: deque, inq: bytearray) -> None:
         changed = insts[i].run(st)
         inq[i] = sat[i]
         for v in changed:
-            d = tables[vc[v]][vj[v]]
-            for m, js in wake[v]:
-                if m != -1:
-                    if d & m == 0:
-                        for j in js:
-                            if not inq[j] and j != i:
-                                inq[j] = 1
-                                push(j)
-                    continue
+            _wake(st, v, i, inq, push)
+
+
+def _wake(st: Store, v: int, i: int, inq: bytearray, push) -> None:
+    """Queue what a change of `v` by instance `i` wakes: a clause watching a
+    MASK literal on `v` once that literal is false; every other watcher on
+    any change, less the guarded clauses that still cannot prune."""
+    problem = st.problem
+    insts, guarded = problem.instances, problem.guarded
+    tables, vc, vj = st.tables, st.vc, st.vj
+    sat = st.sat
+    d = tables[vc[v]][vj[v]]
+    for m, js in problem.wake[v]:
+        if m != -1:
+            if d & m == 0:
                 for j in js:
-                    if inq[j] or j == i:
-                        continue
-                    if guarded[j] and _held_open(insts[j].lits, tables, vc, vj):
-                        continue
-                    inq[j] = 1
-                    push(j)
+                    if not inq[j] and j != i:
+                        inq[j] = 1
+                        push(j)
+            elif d & ~m == 0:
+                # the literal became true: every clause holding it is
+                # satisfied for good; marking them now costs a store each,
+                # where finding it out later costs a run
+                for j in js:
+                    sat[j] = inq[j] = 1
+            continue
+        for j in js:
+            if inq[j] or j == i:
+                continue
+            if guarded[j]:
+                s = _screen(insts[j].lits, tables, vc, vj)
+                if s:
+                    if s == SATISFIED:
+                        sat[j] = inq[j] = 1
+                    continue
+            inq[j] = 1
+            push(j)
