@@ -13,6 +13,7 @@ import pytest
 
 import workbench as wb
 from workbench.space.problem import Problem
+from workbench.space.propagators import NUM
 
 KERNELS = {
     "matmul": lambda: wb.kernels.matmul(m=64, n=64, k=32),
@@ -124,3 +125,13 @@ def test_extended_problem_same_as_from_scratch(name):
     slow_new = scratch.new_instances(old)  # by readable keys (not fast)
     assert new.new_instances(old) == slow_new
     assert slow_new  # a lowering adds instances
+    # the clauses whose satisfaction a lowering carries over: the same
+    # clause on both sides, never one on a counter
+    here, there = new.kept_instances(old)
+    s_here, s_there = scratch.kept_instances(old)
+    assert here.tolist() == s_here.tolist() and there.tolist() == s_there.tolist()
+    assert len(here) > len(new.instances) // 2
+    new_keys, old_keys = new.instance_keys(), old.instance_keys()
+    assert all(new_keys[i] == old_keys[j] for i, j in zip(here, there))
+    assert not set(here.tolist()) & set(slow_new)
+    assert all(lit[0] != NUM for i in here for lit in new.instances[i].lits)

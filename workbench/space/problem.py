@@ -765,14 +765,22 @@ class Problem:
                     where = old._key_index = dict(zip(keys, range(len(keys))))
                 at = list(map(where.get, self.instance_keys()))
             new = [i for i, k in enumerate(at) if k is None]
-            # carried satisfaction needs every literal on carried domains:
-            # not a counter's (counters restart after a lowering)
-            insts = self.instances
-            kept = [i for i, k in enumerate(at) if k is not None and isinstance(insts[i], Clause)
-                    and all(lit[0] != NUM for lit in insts[i].lits)]
+            carries = self._carries_sat()
+            kept = [i for i, k in enumerate(at) if k is not None and carries[i]]
             got = (new, (np.array(kept, dtype=np.int64),
                          np.array([at[i] for i in kept], dtype=np.int64)))
             cache[id(old)] = got
+        return got
+
+    def _carries_sat(self) -> bytearray:
+        """Per instance: a clause whose satisfaction carries over a lowering,
+        all its literals on carried domains (none on a counter: counters
+        restart after a lowering)."""
+        got = self.__dict__.get("_carries")
+        if got is None:
+            got = self._carries = bytearray(
+                isinstance(inst, Clause) and all(lit[0] != NUM for lit in inst.lits)
+                for inst in self.instances)
         return got
 
     def _lit_key(self, lit):
