@@ -488,9 +488,10 @@ def fixpoint(st: Store, start) -> None:
     the instances to run first; each change schedules the instances that watch
     the changed variable (a clause only when one of its literals is false;
     when one became true the clause is marked satisfied instead, for this
-    candidate and every one below it). Global propagators (`problem.lazy`, e.g. `thread_levels`) watch nothing:
-    they run once the queue is empty and something changed since their last
-    run, which costs one run per fixpoint instead of one per change."""
+    candidate and every one below it). Global propagators (`problem.lazy`,
+    e.g. `thread_levels`) watch nothing: they run once the queue is empty and
+    something changed since their last run, which costs one run per fixpoint
+    instead of one per change."""
     problem = st.problem
     insts, guarded = problem.instances, problem.guarded
     tables, vc, vj = st.tables, st.vc, st.vj
