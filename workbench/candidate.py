@@ -502,10 +502,8 @@ def _remap(old: Problem, new: Problem, st: Store):
     # carried domains (without this, every clause is found satisfied again
     # by a run after each lowering)
     here, there = new.kept_instances(old)
-    if len(here):
-        sat = np.frombuffer(nst.sat, np.uint8).copy()
-        sat[here] = np.frombuffer(st.sat, np.uint8)[there]
-        nst.sat = bytearray(sat.tobytes())
+    if len(here):  # written in place: nst.sat is a fresh bytearray
+        np.frombuffer(nst.sat, np.uint8)[here] = np.frombuffer(st.sat, np.uint8)[there]
     return nst, start
 
 

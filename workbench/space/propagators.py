@@ -493,26 +493,14 @@ def fixpoint(st: Store, start) -> None:
     something changed since their last run, which costs one run per fixpoint
     instead of one per change."""
     problem = st.problem
-    insts, guarded = problem.instances, problem.guarded
-    tables, vc, vj = st.tables, st.vc, st.vj
-    sat = st.sat
-    inq = bytearray(sat)  # a satisfied clause is never queued
+    insts = problem.instances
+    inq = bytearray(st.sat)  # a satisfied clause is never queued
     queue = deque()
-    for i in start:
-        if inq[i]:
-            continue
-        # a clause with two open MASK literals on different variables cannot
-        # prune now, and its watch wakes it once one of them is false (after
-        # a lowering, most of the tens of thousands of instances that read a
-        # fresh variable are such clauses)
-        if guarded[i]:
-            s = _screen(insts[i].lits, tables, vc, vj)
-            if s:
-                if s == SATISFIED:
-                    sat[i] = inq[i] = 1
-                continue
-        inq[i] = 1
-        queue.append(i)
+    # a clause with two open MASK literals on different variables cannot
+    # prune now, and its watch wakes it once one of them is false (after a
+    # lowering, most of the tens of thousands of instances that read a fresh
+    # variable are such clauses)
+    _queue_screened(st, start, -1, inq, queue.append)
     lazy = problem.lazy
     seen = -1  # len(st.log) when the global propagators last ran
     while True:
@@ -560,12 +548,9 @@ def _wake(st: Store, v: int, i: int, inq: bytearray, push) -> None:
     """Queue what a change of `v` by instance `i` wakes: a clause watching a
     MASK literal on `v` once that literal is false; every other watcher on
     any change, less the guarded clauses that still cannot prune."""
-    problem = st.problem
-    insts, guarded = problem.instances, problem.guarded
-    tables, vc, vj = st.tables, st.vc, st.vj
     sat = st.sat
-    d = tables[vc[v]][vj[v]]
-    for m, js in problem.wake[v]:
+    d = st.get(v)
+    for m, js in st.problem.wake[v]:
         if m != -1:
             if d & m == 0:
                 for j in js:
@@ -579,14 +564,25 @@ def _wake(st: Store, v: int, i: int, inq: bytearray, push) -> None:
                 for j in js:
                     sat[j] = inq[j] = 1
             continue
-        for j in js:
-            if inq[j] or j == i:
+        _queue_screened(st, js, i, inq, push)
+
+
+def _queue_screened(st: Store, js, i: int, inq: bytearray, push) -> None:
+    """Queue the instances `js` not queued yet (nor `i`, the one running),
+    less the guarded clauses that cannot prune now (`_screen`: held open, or
+    satisfied, which are marked so)."""
+    problem = st.problem
+    insts, guarded = problem.instances, problem.guarded
+    tables, vc, vj = st.tables, st.vc, st.vj
+    sat = st.sat
+    for j in js:
+        if inq[j] or j == i:
+            continue
+        if guarded[j]:
+            s = _screen(insts[j].lits, tables, vc, vj)
+            if s:
+                if s == SATISFIED:
+                    sat[j] = inq[j] = 1
                 continue
-            if guarded[j]:
-                s = _screen(insts[j].lits, tables, vc, vj)
-                if s:
-                    if s == SATISFIED:
-                        sat[j] = inq[j] = 1
-                    continue
-            inq[j] = 1
-            push(j)
+        inq[j] = 1
+        push(j)
