@@ -125,6 +125,8 @@ def main() -> None:
                 ex = wb.explain(cand, choice=(ch.name, ch.objects), prefixes=prefixes)
                 sizes_expl.append(len(ex.culprits))
                 verified += ex.verified
+                print(f"  explained by {len(ex.culprits)}: {ex.text}", file=sys.stderr,
+                      flush=True)
         row = {"kernel": name, "sizes": sizes, "mode": args.mode, "descents": args.descents,
                "globals": not args.no_globals, "space": args.space or "gpu.space",
                "stuck": len(stuck), "stuck_choices": sorted(set(stuck)),

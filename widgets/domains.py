@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import html
 
+import numpy as np
+
 from workbench.names import choice_label, object_label
 
 
@@ -131,7 +133,7 @@ def grid_figures(n_order: int = 5, cand=None, widget: bool = True):
     order = go.Figure(layout={"height": height, "title": "order (row vs column)",
                               "margin": {"l": 60, "r": 10, "t": 40, "b": 60},
                               "yaxis": {"autorange": "reversed"}})
-    order.add_heatmap(z=og["z"] or [[None]], text=og["text"] or [[""]],
+    order.add_heatmap(z=np.array(og["z"] or [[None]], dtype=float), text=og["text"] or [[""]],
                       x=og["labels"] or None, y=og["labels"] or None,
                       zmin=-1.5, zmax=n_order - 0.5, colorscale=scale, showscale=False,
                       xgap=1, ygap=1, texttemplate=_texttemplate(len(og["names"])),
@@ -141,7 +143,8 @@ def grid_figures(n_order: int = 5, cand=None, widget: bool = True):
     kinds = go.Figure(layout={"height": height, "title": "dimension kinds",
                               "margin": {"l": 60, "r": 10, "t": 40, "b": 40},
                               "yaxis": {"autorange": "reversed"}})
-    kinds.add_heatmap(z=kg["z"] or [[0]], x=kg["kinds"] or None, y=kg["labels"] or None,
+    kinds.add_heatmap(z=np.array(kg["z"] or [[0]], dtype=float), x=kg["kinds"] or None,
+                      y=kg["labels"] or None,
                       zmin=0, zmax=2, showscale=False, xgap=1, ygap=1,
                       colorscale=[[0, "#ffffff"], [0.5, "#9ecae1"], [1, "#08519c"]],
                       hovertemplate="%{y}: %{x}<extra></extra>")
@@ -163,12 +166,24 @@ def _texttemplate(n: int) -> str:
 
 
 def grid_data(cand) -> dict:
-    """The trace data of the order and kinds figures, by figure."""
+    """The trace data of the order and kinds figures, by figure. The cells
+    go as float arrays (NaN where the order grid has no cell): plotly checks
+    a nested list element by element and sends it as text, an array in one
+    piece as binary."""
     og, kg = order_grid(cand), kinds_grid(cand)
-    return {"order": {"z": og["z"] or [[None]], "text": og["text"] or [[""]],
+    return {"order": {"z": np.array(og["z"] or [[None]], dtype=float),
+                      "text": og["text"] or [[""]],
                       "x": og["labels"] or None, "y": og["labels"] or None,
                       "texttemplate": _texttemplate(len(og["names"]))},
-            "kinds": {"z": kg["z"] or [[0]], "x": kg["kinds"] or None, "y": kg["labels"] or None}}
+            "kinds": {"z": np.array(kg["z"] or [[0]], dtype=float), "x": kg["kinds"] or None,
+                      "y": kg["labels"] or None}}
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and \
+            a.shape == b.shape and np.array_equal(a, b, equal_nan=True)
+    return a == b
 
 
 def update_grids(order_fig, kinds_fig, cand, sent: dict | None = None) -> dict:
@@ -181,7 +196,7 @@ def update_grids(order_fig, kinds_fig, cand, sent: dict | None = None) -> dict:
     sent = sent or {}
     for name, fig in (("order", order_fig), ("kinds", kinds_fig)):
         before = sent.get(name, {})
-        changed = {k: v for k, v in now[name].items() if before.get(k) != v}
+        changed = {k: v for k, v in now[name].items() if not _same(before.get(k), v)}
         if changed:
             with fig.batch_update():
                 fig.data[0].update(**changed)
@@ -219,7 +234,7 @@ class DomainsPanel:
             f"<li title='{html.escape(str(p))}'>"
             f"{html.escape(choice_label(cand, p.choice, p.objects))}: removed "
             f"{html.escape(', '.join(p.removed))} → "
-            f"{html.escape(', '.join(p.remaining))}</li>" for p in cand.pruned()[:40])
+            f"{html.escape(', '.join(p.remaining))}</li>" for p in cand.pruned(limit=40))
         n_order = len(ordered)
         hover = (f" (their remaining values in each cell up to {TEXT_CELLS_UP_TO} objects; "
                  f"{n_order} here: hover a cell)" if n_order > TEXT_CELLS_UP_TO else "")

@@ -61,6 +61,23 @@ class Pruning:
 _PLANS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+# (universe, domain) -> the names of the domain's values (`value_names`)
+_NAMES: dict = {}
+
+
+def value_names(u: tuple, dom: int) -> tuple[str, ...]:
+    """The names of the values of the universe `u` in the bitset `dom`,
+    remembered by content: many variables share a universe and a domain,
+    and the explorer names every choice at every click."""
+    key = (u, dom)
+    got = _NAMES.get(key)
+    if got is None:
+        if len(_NAMES) > 200_000:
+            _NAMES.clear()
+        got = _NAMES[key] = tuple(str(u[i]) for i in range(len(u)) if dom >> i & 1)
+    return got
+
+
 def _digest_plan(problem) -> list:
     """(repr of "(key, " , table, slot) for every non-inverse key of
     `problem` in sorted key order: what `Candidate.digest` hashes."""
@@ -151,8 +168,8 @@ def _root_cache(kernel) -> dict:
 class Candidate:
     """A kernel with a domain for each of its choices, at a propagation fixpoint."""
 
-    __slots__ = ("__weakref__", "_digest", "_history", "_log", "_sat", "_tables", "problem",
-                 "trail")
+    __slots__ = ("__weakref__", "_choices", "_digest", "_history", "_log", "_sat", "_tables",
+                 "problem", "trail")
 
     def __init__(self, problem: Problem, tables, trail, log, history=(), sat: bytes | None = None):
         self.problem = problem
@@ -163,6 +180,10 @@ class Candidate:
         # (problem, log) of the prunings before a lowering changed the
         # problem: resolved into words only when asked (`pruned`)
         self._history = history
+        # every visible choice instance, fixed ones included (`choices`):
+        # built once, since a candidate never changes and an explorer click
+        # lists them for several panels
+        self._choices: tuple[Choice, ...] | None = None
 
     # ------------------------------------------------------------ creation
     @classmethod
@@ -244,11 +265,9 @@ class Candidate:
 
     def _names(self, v: int, dom: int, inv: bool = False) -> tuple[str, ...]:
         p = self.problem
-        info = p.choice_infos[p.vc[v]]
         if inv:
-            dom = permute(dom, info.inverse)
-        u = p.universe[v]
-        return tuple(str(u[i]) for i in range(len(u)) if dom >> i & 1)
+            dom = permute(dom, p.choice_infos[p.vc[v]].inverse)
+        return value_names(p.universe[v], dom)
 
     def _var(self, name: str, objects) -> tuple[int, bool]:
         objects = as_objects(objects)
@@ -294,8 +313,14 @@ class Candidate:
 
     def choices(self, include_fixed: bool = False) -> list[Choice]:
         """Open choice instances (each pair of a mirrored choice listed once)."""
-        return [Choice(info.name, self.problem.keys[v][1], self._names(v, d))
-                for info, v, d in self._visible_vars(include_fixed)]
+        every = self._choices
+        if every is None:
+            every = self._choices = tuple(
+                Choice(info.name, self.problem.keys[v][1], self._names(v, d))
+                for info, v, d in self._visible_vars(True))
+        if include_fixed:
+            return list(every)
+        return [c for c in every if len(c.values) > 1]
 
     def lowerings_ahead(self) -> list[frozenset]:
         """The fired sets one more lowering can lead to: for each trigger not
@@ -333,11 +358,16 @@ class Candidate:
         return {(info.name, self.problem.keys[v][1]): self._names(v, d)[0]
                 for info, v, d in self._visible_vars(True)}
 
-    def pruned(self) -> list[Pruning]:
+    def pruned(self, limit: int | None = None) -> list[Pruning]:
         """What the last decision (or the root's initial propagation) removed,
-        and which constraint removed it."""
-        return [x for problem, log in self._history for x in _resolve(problem, log)] + \
-            _resolve(self.problem, self._log)
+        and which constraint removed it; the first `limit` only if given (a
+        lowering's log holds thousands, and naming each costs)."""
+        out: list[Pruning] = []
+        for problem, log in (*self._history, (self.problem, self._log)):
+            if limit is not None:
+                log = log[:limit - len(out)]
+            out += _resolve(problem, log)
+        return out
 
     # ------------------------------------------------------------ decisions
     def apply(self, name: str, objects, value) -> Candidate:
@@ -566,7 +596,6 @@ def _resolve(problem: Problem, log) -> list[Pruning]:
                                problem.cause_text(cause, v)))
             continue
         u = problem.universe[v]
-        removed = tuple(str(u[i]) for i in range(len(u)) if (old & ~new) >> i & 1)
-        kept = tuple(str(u[i]) for i in range(len(u)) if new >> i & 1)
-        out.append(Pruning(name, objs, removed, kept, problem.cause_text(cause, v)))
+        out.append(Pruning(name, objs, value_names(u, old & ~new), value_names(u, new),
+                           problem.cause_text(cause, v)))
     return out

@@ -537,6 +537,8 @@ def _drain(st: Store, queue: deque, inq: bytearray) -> None:
     pop, push = queue.popleft, queue.append
     while queue:
         i = pop()
+        if sat[i]:  # marked satisfied by a watch after it was queued
+            continue
         inq[i] = 0
         changed = insts[i].run(st)
         inq[i] = sat[i]
