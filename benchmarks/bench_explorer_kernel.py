@@ -90,7 +90,10 @@ def main() -> None:
         print(f"{name}: {args.tab} on show, {r['clicks']} clicks: median {r['median_ms']} ms, "
               f"p90 {r['p90_ms']} ms, max {r['max_ms']} ms")
     if args.json:
-        Path(args.json).write_text(json.dumps({"tab": args.tab, "peer": args.peer,
+        commits = {name: subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=path,
+                                        capture_output=True, text=True).stdout.strip()
+                   for name, path in engines.items()}
+        Path(args.json).write_text(json.dumps({"tab": args.tab, "commits": commits,
                                                "rows": rows}, indent=1) + "\n")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -76,6 +77,28 @@ def value_names(u: tuple, dom: int) -> tuple[str, ...]:
             _NAMES.clear()
         got = _NAMES[key] = tuple(str(u[i]) for i in range(len(u)) if dom >> i & 1)
     return got
+
+
+# every visible choice instance of the last few candidates asked: an
+# explorer click lists them for several panels, and a candidate never
+# changes; kept for a few only (a search tree holds thousands of candidates)
+_CHOICES: dict = {}
+_CHOICES_KEPT = 8
+_CHOICES_LOCK = threading.Lock()
+
+
+def _recent_choices(cand) -> tuple:
+    got = _CHOICES.get(id(cand))
+    if got is not None and got[0]() is cand:
+        return got[1]
+    every = tuple(Choice(info.name, cand.problem.keys[v][1], cand._names(v, d))
+                  for info, v, d in cand._visible_vars(True))
+    with _CHOICES_LOCK:
+        _CHOICES.pop(id(cand), None)
+        _CHOICES[id(cand)] = (weakref.ref(cand), every)
+        while len(_CHOICES) > _CHOICES_KEPT:
+            del _CHOICES[next(iter(_CHOICES))]
+    return every
 
 
 def _digest_plan(problem) -> list:
@@ -168,8 +191,8 @@ def _root_cache(kernel) -> dict:
 class Candidate:
     """A kernel with a domain for each of its choices, at a propagation fixpoint."""
 
-    __slots__ = ("__weakref__", "_choices", "_digest", "_history", "_log", "_sat", "_tables",
-                 "problem", "trail")
+    __slots__ = ("__weakref__", "_digest", "_history", "_log", "_sat", "_tables", "problem",
+                 "trail")
 
     def __init__(self, problem: Problem, tables, trail, log, history=(), sat: bytes | None = None):
         self.problem = problem
@@ -180,10 +203,6 @@ class Candidate:
         # (problem, log) of the prunings before a lowering changed the
         # problem: resolved into words only when asked (`pruned`)
         self._history = history
-        # every visible choice instance, fixed ones included (`choices`):
-        # built once, since a candidate never changes and an explorer click
-        # lists them for several panels
-        self._choices: tuple[Choice, ...] | None = None
 
     # ------------------------------------------------------------ creation
     @classmethod
@@ -313,11 +332,7 @@ class Candidate:
 
     def choices(self, include_fixed: bool = False) -> list[Choice]:
         """Open choice instances (each pair of a mirrored choice listed once)."""
-        every = self._choices
-        if every is None:
-            every = self._choices = tuple(
-                Choice(info.name, self.problem.keys[v][1], self._names(v, d))
-                for info, v, d in self._visible_vars(True))
+        every = _recent_choices(self)
         if include_fixed:
             return list(every)
         return [c for c in every if len(c.values) > 1]
