@@ -12,19 +12,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
+from peer import pct, run_child
+
 HERE = Path(__file__).resolve().parent
-
-
-def pct(xs, q):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
 def child(args) -> None:
@@ -94,12 +89,9 @@ def main() -> None:
     rows = []
     for order in ("thesis", "random") if args.descents else ():
         for name, path in engines:
-            out = subprocess.run(
-                [sys.executable, __file__, "--child", "--engine", path, "--order", order,
-                 "--descents", str(args.descents), "--seed", str(args.seed)],
-                capture_output=True, text=True, check=True,
-                env={**os.environ, "PYTHONPATH": path})
-            row = {"engine": name, "order": order, **json.loads(out.stdout.splitlines()[-1])}
+            row = {"engine": name, "order": order,
+                   **run_child(__file__, path, "--order", order, "--descents",
+                               str(args.descents), "--seed", str(args.seed))}
             rows.append(row)
             print(json.dumps(row), flush=True)
     w = witnesses(args.witness_descents, args.seed) if args.witness_descents else None

@@ -16,16 +16,13 @@ import argparse
 import random
 import time
 
+from peer import pct
+
 import workbench as wb
 from workbench.descent import descend
 from workbench.errors import DeadEnd
 from workbench.model.lookahead import lookahead, rank_choices
 from workbench.orders import choice_order
-
-
-def pct(xs, q):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
 def timed(fn, reps):

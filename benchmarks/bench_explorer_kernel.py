@@ -23,6 +23,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from peer import pct, run_child
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -53,11 +55,6 @@ def child(args) -> None:
     print(json.dumps(descent()))
 
 
-def pct(xs, q):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(q * len(xs)))]
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--peer", help="another checkout (its widgets and engine)")
@@ -78,11 +75,8 @@ def main() -> None:
     got: dict = {name: [] for name in engines}
     for _ in range(args.rounds):
         for name, path in engines.items():
-            out = subprocess.run(
-                [sys.executable, __file__, "--child", "--engine", path, "--tab", args.tab,
-                 "--clicks", str(args.clicks), "--seed", str(args.seed)],
-                capture_output=True, text=True, check=True, cwd=path)
-            got[name] += json.loads(out.stdout.strip().splitlines()[-1])
+            got[name] += run_child(__file__, path, "--tab", args.tab, "--clicks",
+                                   str(args.clicks), "--seed", str(args.seed))
     rows = {name: {"clicks": len(xs), "median_ms": round(statistics.median(xs), 1),
                    "p90_ms": round(pct(xs, 0.9), 1), "max_ms": round(max(xs), 1)}
             for name, xs in got.items()}

@@ -17,14 +17,11 @@ import argparse
 import random
 import time
 
+from peer import pct
+
 import workbench as wb
 import workbench.candidate as wc
 from workbench.descent import descend
-
-
-def pct(xs, q):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
 def timed_descents(root, n, seed, backtrack=True, order="thesis"):

@@ -16,6 +16,8 @@ import random
 import statistics
 import time
 
+from peer import pct
+
 import workbench as wb
 from workbench.space.propagators import DECISION, Store
 
@@ -34,11 +36,6 @@ def naive_apply(cand, ch, value):
             if inst.run(st):
                 changed = True
     return st
-
-
-def pct(xs, q):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
 def main() -> None:
