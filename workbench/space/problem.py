@@ -35,12 +35,13 @@ from .propagators import (
 )
 from .snippet import CMP_OPS
 from .space import ExistsCond, Space
+from .strip_products import StripProducts
 from .thread_levels import ThreadLevels
 
 # Global propagators: `build(problem)` returns an instance (with `lazy =
 # True`, see propagators.fixpoint) or None when the problem's space has no
 # place for it.
-GLOBALS = [ThreadLevels.build]
+GLOBALS = [ThreadLevels.build, StripProducts.build]
 
 # support tables of binary relations by (choices, operator, views, universes)
 _PAIR_TABLES: dict = {}

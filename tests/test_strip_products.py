@@ -1,0 +1,68 @@
+"""The strip-products propagator (workbench/space/strip_products.py): hand
+computed products, and stuck states of random-order descents that it turns
+into earlier dead ends. That it removes no solution is the law of
+test_thread_levels.test_no_solution_lost_and_domains_only_smaller (every
+global propagator on, against none)."""
+
+from __future__ import annotations
+
+import pytest
+from test_thread_levels import without_globals
+
+import workbench as wb
+from workbench.space.strip_products import _least, _tuples, _within
+
+MATMUL = {"m": 64, "n": 64, "k": 32}
+
+
+def test_tuples_and_products_by_hand():
+    # m = 64 in three levels, the innermost a thread dimension of size 1
+    ts = _tuples(64, ((2, 4, 8, 16, 32, 64), (1, 2, 4, 8, 16, 32), (1,)))
+    assert set(ts) == {(2, 32, 1), (4, 16, 1), (8, 8, 1), (16, 4, 1), (32, 2, 1), (64, 1, 1)}
+    # unrolled along m0 and m1: at least 64 whatever the sizes
+    assert _least(ts, (1, 1, 0)) == 64
+    # along m1 alone at most 4: m0 takes the rest
+    assert set(_within(ts, (0, 1, 0), 4)) == {(16, 4, 1), (32, 2, 1), (64, 1, 1)}
+    assert _least(ts, (0, 2, 0)) == 1
+    assert _tuples(64, ((2, 4), (1, 2))) == ()
+
+
+# Met by a random-order descent on matmul 64×64×32 (bench_stuck.py, seed 1):
+# after these, ld_a is unrolled along m0 and m1 (every a_m dimension's kind
+# is forced), a_m2 is a thread dimension of size 1, so ld_a unrolls at least
+# 64 times along m — over the target's limit whatever m0's size. With the
+# per-term counters alone the next `size(d26) = 1` left every value of
+# size(d25) dead; with the strip products, size(d26) is 4 already.
+STUCK = [("order", ("ld_b", "d13"), "IN"), ("thread_mapping", ("d2", "d13"), "OUT"),
+         ("order", ("d11", "d27"), "IN"), ("thread_mapping", ("d9", "d20"), "IN"),
+         ("dim_map", ("d3", "d16"), "REGISTERS"), ("order", ("d2", "d5"), "BEFORE"),
+         ("order", ("d10", "d24"), "AFTER")]
+
+
+def test_an_unroll_limit_over_a_strip_product_prunes_the_sizes():
+    kernel = wb.kernels.build_kernel("matmul", MATMUL)
+    with without_globals() as prune:
+        c = wb.Candidate.root(kernel, prune=prune)
+        for name, objs, value in STUCK:
+            c = c.apply(name, objs, value)
+        c = c.apply("size", ("d26",), "1")
+        values = c.domain("size", ("d25",))
+        assert len(values) > 1
+        for value in values:
+            with pytest.raises(wb.DeadEnd, match="unroll_factor"):
+                c.apply("size", ("d25",), value)
+    c = wb.Candidate.root(kernel)
+    for name, objs, value in STUCK:
+        c = c.apply(name, objs, value)
+    assert c.domain("size", ("d26",)) == {"4"}
+
+
+def test_mapped_levels_of_one_logical_dimension_share_a_size():
+    """n = 64 with n0 = 32 leaves n1·n2 = 2: n1 and n2 mapped to one
+    hardware dimension would need n1 = n2 (b_n1 = d8, i_n2 = d29)."""
+    kernel = wb.kernels.build_kernel("matmul", MATMUL)
+    with without_globals() as prune:
+        c = wb.Candidate.root(kernel, prune=prune).apply("size", ("d27",), "32")
+        assert "MAPPED" in c.domain("thread_mapping", ("d8", "d29"))
+    c = wb.Candidate.root(kernel).apply("size", ("d27",), "32")
+    assert "MAPPED" not in c.domain("thread_mapping", ("d8", "d29"))

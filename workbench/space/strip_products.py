@@ -1,0 +1,265 @@
+"""Strip products: the sizes of a logical dimension's strip levels, seen whole.
+
+In the GPU space the strip levels of a logical dimension L multiply to its
+size (`strip_mining_factor(L) == L.size`), and every dimension of one level
+has that level's size (`size($dim) == size($rep)`). The counters over sizes
+(`unroll_factor`, `own_unroll_factor`, `own_threads`, `threads_per_block`)
+bound their products from the smallest size of each term, one term at a time,
+so they miss what the product of the levels forces: with m = 64 strip-mined
+as 64 = s0·s1·s2 and s2 a THREAD dimension of size 1, an instruction
+unrolled along m0 and m1 unrolls at least 64 times, whatever s0 is. A person
+who forced the kinds and sizes in their own order met that as a `size` choice
+whose every value fails on `unroll_factor` (issue "never stuck": 5 of the 12
+stuck states of a random-order descent sample).
+
+Here each logical dimension keeps the tuples (s0, …, sK-1) its level
+domains allow with product L.size; each mul counter over sizes takes, per
+logical dimension, the smallest product its surely counted levels can have
+over those tuples. A tuple that would push a counter past its maximum is
+dropped, a term that may still count is kept out when counting it would, and
+every level keeps only the sizes some tuple left uses. Both equalities are
+constraints of the space, so nothing removed has an implementation: this is
+a redundant propagator, and the laws compare propagation with and without it
+(`Problem._globals`).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+from .propagators import INF, Counter, bits
+
+STRIP = 'strip_mining_factor($logical) == "$logical.size"'
+TILE = "size($dim) == size($rep)"
+MAPPED = "thread_mapping($a, $b) is not MAPPED || size($a) == size($b)"
+
+
+class StripProducts:
+    """A propagator instance over every size of a problem."""
+
+    __slots__ = ("counters", "groups", "id", "mapped", "objects", "origin", "universes")
+    trigger = False
+    lazy = True  # run once the clauses are at their fixpoint (propagators.fixpoint)
+
+    @classmethod
+    def build(cls, problem) -> StripProducts | None:
+        """The instance for `problem`, or None when its space does not state
+        both equalities this propagator relies on."""
+        texts = {str(g) for g in problem.space.constraints}
+        if STRIP not in texts or TILE not in texts or "size" not in problem.space.choices:
+            return None
+        if not hasattr(problem.kernel, "logical_dims"):
+            return None
+        return cls(problem)
+
+    def __init__(self, problem):
+        self.origin = ("strip products: the strip sizes of a logical dimension multiply to its "
+                       "size, so unrolled or thread levels of it take what the others leave")
+        self.objects = ()
+        index = problem.index
+        # groups[g] = (logical size, [[size variables of level l] for l])
+        self.groups: list = []
+        where: dict[int, tuple[int, int]] = {}  # size variable -> (group, level)
+        by_name = {}
+        for d in problem.kernel.dims():
+            got = index.get(("size", (d.name,)))
+            if got is None:
+                continue
+            g = by_name.get(d.logical.name)
+            if g is None:
+                g = by_name[d.logical.name] = len(self.groups)
+                self.groups.append((d.logical.size, [[] for _ in range(d.logical.levels)]))
+            self.groups[g][1][d.level].append(got[0])
+            where[got[0]] = (g, d.level)
+        # a logical dimension with a level of no size variable is left out
+        # (its product says nothing about the levels we see)
+        full = [g for g, (_, levels) in enumerate(self.groups) if all(levels)]
+        renum = {g: i for i, g in enumerate(full)}
+        self.groups = [self.groups[g] for g in full]
+        where = {v: (renum[g], lv) for v, (g, lv) in where.items() if g in renum}
+        # the dimensions of one level share their sizes' universe (TileRep),
+        # so a level's domain is the AND of their masks
+        self.universes = []
+        for _, levels in self.groups:
+            us = tuple(problem.universe[vs[0]] for vs in levels)
+            if any(problem.universe[v] != u for vs, u in zip(levels, us) for v in vs):
+                raise AssertionError("strip products: one level, two size universes")
+            self.universes.append(us)
+        # counters[c] = (counter variable, [(delta or -1, group, level)]): the
+        # mul counters whose every term is a size this propagator knows
+        self.counters: list = []
+        for inst in problem.instances:
+            if not isinstance(inst, Counter) or inst.op != "mul":
+                continue
+            if not all(side[0] == "i" and side[1] in where for _, side in inst.terms):
+                continue
+            terms = [(delta, *where[side[1]]) for delta, side in inst.terms]
+            if terms:
+                self.counters.append((inst.var, terms))
+        # mapped[p] = (thread_mapping variable, its MAPPED bit, (group, level)
+        # of each side): mapped dimensions have one size (gpu.space:273), so
+        # two levels of one logical dimension, or of two, must agree
+        self.mapped: list = []
+        texts = {str(g) for g in problem.space.constraints}
+        for v, (name, objs) in enumerate(problem.keys if MAPPED in texts else ()):
+            if name != "thread_mapping" or "MAPPED" not in problem.universe[v]:
+                continue
+            a, b = (index.get(("size", (o,)), (None,))[0] for o in objs)
+            if a in where and b in where:
+                bit = 1 << problem.universe[v].index("MAPPED")
+                self.mapped.append((v, bit, where[a], where[b]))
+
+    def vars(self):
+        for _, levels in self.groups:
+            for vs in levels:
+                yield from vs
+        for v, _, _, _ in self.mapped:
+            yield v
+        for var, terms in self.counters:
+            yield var
+            for delta, _, _ in terms:
+                if delta >= 0:
+                    yield delta
+
+    def run(self, st):
+        doms = self._domains(st.get)
+        tuples = [_tuples(n, dom) for (n, _), dom in zip(self.groups, doms)]
+        for g, ts in enumerate(tuples):
+            if not ts:
+                raise st.problem.dead_end(self.id, self.groups[g][1][0][0])
+        self._mapped_sure(st, tuples)
+        changed: list = []
+        for var, terms in self.counters:
+            self._counter(st, var, terms, tuples, changed)
+        keep = [[{t[level] for t in ts} for level in range(len(dom))]
+                for ts, dom in zip(tuples, doms)]
+        self._mapped_maybe(st, tuples, keep, changed)
+        for g, (_, levels) in enumerate(self.groups):
+            for level, vs in enumerate(levels):
+                if len(keep[g][level]) == len(doms[g][level]):
+                    continue
+                u = self.universes[g][level]
+                mask = sum(1 << k for k, x in enumerate(u) if x in keep[g][level])
+                for v in vs:
+                    if st.restrict(v, mask, self.id):
+                        changed.append(v)
+        return changed
+
+    def _domains(self, get) -> list:
+        """Per group, per level: the sizes every variable of the level allows."""
+        doms = []
+        for (_, levels), us in zip(self.groups, self.universes):
+            masks = []
+            for vs in levels:
+                m = -1
+                for v in vs:
+                    m &= get(v)
+                masks.append(m)
+            doms.append(_values(us, tuple(masks)))
+        return doms
+
+    def _mapped_sure(self, st, tuples) -> None:
+        """Levels of surely mapped dimensions take one size."""
+        for v, bit, (ga, la), (gb, lb) in self.mapped:
+            if st.get(v) != bit:
+                continue
+            if ga == gb:
+                tuples[ga] = tuple(t for t in tuples[ga] if t[la] == t[lb])
+            else:
+                both = {t[la] for t in tuples[ga]} & {t[lb] for t in tuples[gb]}
+                tuples[ga] = tuple(t for t in tuples[ga] if t[la] in both)
+                tuples[gb] = tuple(t for t in tuples[gb] if t[lb] in both)
+            if not tuples[ga] or not tuples[gb]:
+                raise st.problem.dead_end(self.id, v)
+
+    def _counter(self, st, var, terms, tuples, changed) -> None:
+        """One mul counter: its least product over the tuples against its
+        maximum; drops the tuples and keeps out the terms that would exceed it."""
+        get = st.get
+        most = get(var)[1]
+        if most >= INF:
+            return
+        sure: dict[int, list] = {}
+        maybe = []
+        for delta, g, level in terms:
+            dd = 2 if delta < 0 else get(delta)  # bit0: FALSE, bit1: TRUE
+            if dd == 2:
+                sure.setdefault(g, [0] * len(tuples[g][0]))[level] += 1
+            elif dd & 2:
+                maybe.append((delta, g, level))
+        if not sure and not maybe:
+            return
+        least = {g: _least(tuples[g], tuple(m)) for g, m in sure.items()}
+        lo = math.prod(least.values())
+        if lo > most:
+            raise st.problem.dead_end(self.id, var)
+        for g, m in sure.items():
+            tuples[g] = _within(tuples[g], tuple(m), most // (lo // least[g]))
+        for delta, g, level in maybe:
+            m = list(sure.get(g, [0] * len(tuples[g][0])))
+            m[level] += 1
+            if lo // least.get(g, 1) * _least(tuples[g], tuple(m)) > most:
+                if st.restrict(delta, 1, self.id):
+                    changed.append(delta)
+
+    def _mapped_maybe(self, st, tuples, keep, changed) -> None:
+        """MAPPED is out where no tuple gives both levels one size."""
+        same: dict = {}  # (group, level, level): some tuple has both levels equal
+        for v, bit, (ga, la), (gb, lb) in self.mapped:
+            d = st.get(v)
+            if not d & bit or d == bit:
+                continue
+            if ga == gb:
+                ok = same.get((ga, la, lb))
+                if ok is None:
+                    ok = same[ga, la, lb] = any(t[la] == t[lb] for t in tuples[ga])
+            else:
+                ok = not keep[ga][la].isdisjoint(keep[gb][lb])
+            if not ok and st.restrict(v, ~bit, self.id):
+                changed.append(v)
+
+
+@lru_cache(maxsize=8192)
+def _values(universes: tuple, masks: tuple) -> tuple:
+    """Per level, the sizes of `universes[l]` that `masks[l]` keeps."""
+    return tuple(tuple(u[k] for k in bits(m & ((1 << len(u)) - 1)))
+                 for u, m in zip(universes, masks))
+
+
+@lru_cache(maxsize=8192)
+def _tuples(n: int, dom: tuple) -> tuple:
+    """The size tuples, one value per level from `dom`, whose product is n."""
+    out = []
+
+    def go(level, rest, acc):
+        if level == len(dom) - 1:
+            if rest in dom[level]:
+                out.append((*acc, rest))
+            return
+        for x in dom[level]:
+            if rest % x == 0:
+                go(level + 1, rest // x, (*acc, x))
+
+    if dom:
+        go(0, n, ())
+    return tuple(out)
+
+
+@lru_cache(maxsize=16384)
+def _least(ts: tuple, m: tuple) -> int:
+    """The smallest product of the levels counted `m` times over `ts`."""
+    return min(_product(t, m) for t in ts)
+
+
+@lru_cache(maxsize=16384)
+def _within(ts: tuple, m: tuple, budget: int) -> tuple:
+    return tuple(t for t in ts if _product(t, m) <= budget)
+
+
+def _product(t: tuple, m: tuple) -> int:
+    p = 1
+    for x, k in zip(t, m):
+        if k:
+            p *= x ** k
+    return p
