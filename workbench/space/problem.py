@@ -393,6 +393,7 @@ class Problem:
                     objs = tuple(ids[b.var] for b in g.foralls)
                     static = len(lits) == 1 and lits[0][0] == MASK
                     self._add(Clause(lits, label, objs), static)
+        self.counter_ids: list[int] = []  # the Counter instances (global propagators read them)
         for g in self.space.counters:
             for env, ids in self.bindings(g.params):
                 objs = tuple(ids[b.var] for b in g.params)
@@ -411,6 +412,7 @@ class Problem:
                                          f"{'>= 1 in a product' if g.op == 'mul' else '>= 0'}")
                     terms.append((delta, side))
                 info = self.space.choices[g.choice]
+                self.counter_ids.append(len(self.instances))
                 self._add(Counter(var, g.op, terms, info.half, f"counter {g.choice}", objs))
         for g in self.space.triggers:
             for env, ids in self.bindings(g.foralls):

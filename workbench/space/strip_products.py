@@ -26,9 +26,10 @@ a redundant propagator, and the laws compare propagation with and without it
 from __future__ import annotations
 
 import math
+import weakref
 from functools import lru_cache
 
-from .propagators import INF, Counter, bits
+from .propagators import INF, bits
 
 STRIP = 'strip_mining_factor($logical) == "$logical.size"'
 TILE = "size($dim) == size($rep)"
@@ -46,7 +47,7 @@ class StripProducts:
     def build(cls, problem) -> StripProducts | None:
         """The instance for `problem`, or None when its space does not state
         both equalities this propagator relies on."""
-        texts = {str(g) for g in problem.space.constraints}
+        texts = _texts(problem.space)
         if STRIP not in texts or TILE not in texts or "size" not in problem.space.choices:
             return None
         if not hasattr(problem.kernel, "logical_dims"):
@@ -89,8 +90,9 @@ class StripProducts:
         # counters[c] = (counter variable, [(delta or -1, group, level)]): the
         # mul counters whose every term is a size this propagator knows
         self.counters: list = []
-        for inst in problem.instances:
-            if not isinstance(inst, Counter) or inst.op != "mul":
+        for i in problem.counter_ids:
+            inst = problem.instances[i]
+            if inst.op != "mul":
                 continue
             if not all(side[0] == "i" and side[1] in where for _, side in inst.terms):
                 continue
@@ -101,8 +103,7 @@ class StripProducts:
         # of each side): mapped dimensions have one size (gpu.space:273), so
         # two levels of one logical dimension, or of two, must agree
         self.mapped: list = []
-        texts = {str(g) for g in problem.space.constraints}
-        for v, (name, objs) in enumerate(problem.keys if MAPPED in texts else ()):
+        for v, (name, objs) in enumerate(problem.keys if MAPPED in _texts(problem.space) else ()):
             if name != "thread_mapping" or "MAPPED" not in problem.universe[v]:
                 continue
             a, b = (index.get(("size", (o,)), (None,))[0] for o in objs)
@@ -128,13 +129,13 @@ class StripProducts:
         for g, ts in enumerate(tuples):
             if not ts:
                 raise st.problem.dead_end(self.id, self.groups[g][1][0][0])
-        self._mapped_sure(st, tuples)
+        maybe = self._mapped_sure(st, tuples)
         changed: list = []
         for var, terms in self.counters:
             self._counter(st, var, terms, tuples, changed)
         keep = [[{t[level] for t in ts} for level in range(len(dom))]
                 for ts, dom in zip(tuples, doms)]
-        self._mapped_maybe(st, tuples, keep, changed)
+        self._mapped_maybe(st, maybe, tuples, keep, changed)
         for g, (_, levels) in enumerate(self.groups):
             for level, vs in enumerate(levels):
                 if len(keep[g][level]) == len(doms[g][level]):
@@ -159,10 +160,17 @@ class StripProducts:
             doms.append(_values(us, tuple(masks)))
         return doms
 
-    def _mapped_sure(self, st, tuples) -> None:
-        """Levels of surely mapped dimensions take one size."""
-        for v, bit, (ga, la), (gb, lb) in self.mapped:
-            if st.get(v) != bit:
+    def _mapped_sure(self, st, tuples) -> list:
+        """Levels of surely mapped dimensions take one size; returns the
+        pairs that may still be MAPPED."""
+        maybe = []
+        get = st.get
+        for p in self.mapped:
+            v, bit, (ga, la), (gb, lb) = p
+            d = get(v)
+            if d != bit:
+                if d & bit:
+                    maybe.append(p)
                 continue
             if ga == gb:
                 tuples[ga] = tuple(t for t in tuples[ga] if t[la] == t[lb])
@@ -172,6 +180,7 @@ class StripProducts:
                 tuples[gb] = tuple(t for t in tuples[gb] if t[lb] in both)
             if not tuples[ga] or not tuples[gb]:
                 raise st.problem.dead_end(self.id, v)
+        return maybe
 
     def _counter(self, st, var, terms, tuples, changed) -> None:
         """One mul counter: its least product over the tuples against its
@@ -203,13 +212,10 @@ class StripProducts:
                 if st.restrict(delta, 1, self.id):
                     changed.append(delta)
 
-    def _mapped_maybe(self, st, tuples, keep, changed) -> None:
+    def _mapped_maybe(self, st, maybe, tuples, keep, changed) -> None:
         """MAPPED is out where no tuple gives both levels one size."""
         same: dict = {}  # (group, level, level): some tuple has both levels equal
-        for v, bit, (ga, la), (gb, lb) in self.mapped:
-            d = st.get(v)
-            if not d & bit or d == bit:
-                continue
+        for v, bit, (ga, la), (gb, lb) in maybe:
             if ga == gb:
                 ok = same.get((ga, la, lb))
                 if ok is None:
@@ -218,6 +224,18 @@ class StripProducts:
                 ok = not keep[ga][la].isdisjoint(keep[gb][lb])
             if not ok and st.restrict(v, ~bit, self.id):
                 changed.append(v)
+
+
+_TEXTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _texts(space) -> frozenset:
+    """The constraints of a space as written (a lowering builds a problem
+    of the same space again: read them once)."""
+    got = _TEXTS.get(space)
+    if got is None:
+        got = _TEXTS[space] = frozenset(str(g) for g in space.constraints)
+    return got
 
 
 @lru_cache(maxsize=8192)
