@@ -755,24 +755,43 @@ class Problem:
             if got is not None:  # another thread just computed it
                 return got
             if self._fast and old._fast and old.root_problem is self.root_problem:
+                # signatures numbered once per problem, matched per pair by
+                # sorting: a pair met for the first time (a lowering in a new
+                # order) cost 0.2-0.5 s of dictionary lookups before
                 with no_gc():
-                    where = old.__dict__.get("_sig_index")
-                    if where is None:
-                        sigs = old._instance_sigs()
-                        where = old._sig_index = dict(zip(sigs, range(len(sigs))))
-                    at = list(map(where.get, self._instance_sigs()))
+                    at = _match(self._sig_numbers(), *old._sig_sorted())
             else:
                 where = old.__dict__.get("_key_index")
                 if where is None:
                     keys = old.instance_keys()
                     where = old._key_index = dict(zip(keys, range(len(keys))))
-                at = list(map(where.get, self.instance_keys()))
-            new = [i for i, k in enumerate(at) if k is None]
-            carries = self._carries_sat()
-            kept = [i for i, k in enumerate(at) if k is not None and carries[i]]
-            got = (new, (np.array(kept, dtype=np.int64),
-                         np.array([at[i] for i in kept], dtype=np.int64)))
+                at = np.array([-1 if k is None else k
+                               for k in map(where.get, self.instance_keys())], dtype=np.int64)
+            carries = np.frombuffer(self._carries_sat(), np.uint8).astype(bool)
+            here = np.flatnonzero((at >= 0) & carries)
+            got = (np.flatnonzero(at < 0).tolist(), (here, at[here]))
             cache[id(old)] = got
+        return got
+
+    def _sig_numbers(self) -> np.ndarray:
+        """Per instance, a number for its signature (`_instance_sigs`), the
+        same in every problem of one root (call under the root's `_sig_lock`)."""
+        got = self.__dict__.get("_signum")
+        if got is None:
+            ids = self.root_problem.__dict__.setdefault("_sig_ids", {})
+            put = ids.setdefault
+            got = self._signum = np.fromiter(
+                (put(s, len(ids)) for s in self._instance_sigs()), dtype=np.int64,
+                count=len(self.instances))
+        return got
+
+    def _sig_sorted(self) -> tuple:
+        """(signature numbers sorted, the instance of each), for `_match`."""
+        got = self.__dict__.get("_sigsort")
+        if got is None:
+            nums = self._sig_numbers()
+            where = np.argsort(nums, kind="stable")
+            got = self._sigsort = (nums[where], where)
         return got
 
     def _carries_sat(self) -> bytearray:
@@ -863,6 +882,16 @@ def no_gc():
     finally:
         if was:
             gc.enable()
+
+
+def _match(nums: np.ndarray, sorted_nums: np.ndarray, where: np.ndarray) -> np.ndarray:
+    """Per number of `nums`, the instance in the other problem with that
+    signature number (the last, when several, as a dict built over them
+    keeps), or -1."""
+    if not len(sorted_nums):
+        return np.full(len(nums), -1, dtype=np.int64)
+    k = np.maximum(np.searchsorted(sorted_nums, nums, side="right") - 1, 0)
+    return np.where(sorted_nums[k] == nums, where[k], -1)
 
 
 def root_obj(problem: Problem, b: ast.Binding, i: str):

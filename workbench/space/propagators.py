@@ -274,6 +274,11 @@ class Clause:
         tables, vc, vj = st.tables, st.vc, st.vj
         first = None
         rest = None
+        # mv: the variable of the first open MASK literal; held: an open
+        # MASK literal on another variable too, so the clause cannot prune
+        # (most runs: a transitivity clause woken by one false literal while
+        # its other two are open); the scan goes on only to find a true literal
+        mv, held = -1, False
         for lit in self.lits:
             if lit[0] == MASK:
                 v = lit[1]
@@ -284,6 +289,11 @@ class Clause:
                 if d & ~m == 0:
                     st.sat[self.id] = 1
                     return ()
+                if mv == -1:
+                    mv = v
+                elif v != mv:
+                    held = True
+                    continue
             else:
                 s = status(st, lit)
                 if s == FALSE:
@@ -299,6 +309,8 @@ class Clause:
                 rest.append(lit)
         if first is None:
             raise st.problem.dead_end(self.id, None)
+        if held:
+            return ()
         if rest is None:
             return enforce(st, first, self.id)
         # Several open literals: when they all restrict one variable, that
