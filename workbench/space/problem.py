@@ -157,9 +157,10 @@ class Problem:
     # False: build instances and find new ones by the plain generic loops (the
     # reference the fast paths are tested against; see tests/test_extension.py)
     _fast = True
-    # False: leave out the global propagators (GLOBALS); the laws compare
-    # propagation with and without them
-    _globals = True
+    # False: leave out the global propagators (GLOBALS), or a tuple of the
+    # builders to keep; the laws compare propagation with and without them
+    # (a problem's extensions inherit its setting)
+    _globals: bool | tuple = True
 
     def __init__(self, space: Space, kernel, fired: frozenset = frozenset(), parent=None,
                  fast: bool | None = None):
@@ -204,7 +205,7 @@ class Problem:
         self._make_instances()
         del self._masks
         self.lazy: list[int] = []  # global propagators: run by fixpoint once the queue is empty
-        for build in (GLOBALS if self._globals else ()):
+        for build in (GLOBALS if self._globals is True else self._globals or ()):
             inst = build(self)
             if inst is not None:
                 self._add(inst)
