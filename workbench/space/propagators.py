@@ -313,18 +313,22 @@ class Clause:
             return ()
         if rest is None:
             return enforce(st, first, self.id)
-        # Several open literals: when they all restrict one variable, that
-        # variable keeps the union of what they allow.
-        got = as_mask(st, first)
-        if got is None:
+        return _enforce_union(st, first, rest, self.id)
+
+
+def _enforce_union(st: Store, first, rest, cause) -> list:
+    """Several open literals: when they all restrict one variable, that
+    variable keeps the union of what they allow."""
+    got = as_mask(st, first)
+    if got is None:
+        return ()
+    v, mask = got
+    for lit in rest:
+        got = as_mask(st, lit)
+        if got is None or got[0] != v:
             return ()
-        v, mask = got
-        for lit in rest:
-            got = as_mask(st, lit)
-            if got is None or got[0] != v:
-                return ()
-            mask |= got[1]
-        return [v] if st.restrict(v, mask, self.id) else []
+        mask |= got[1]
+    return [v] if st.restrict(v, mask, cause) else []
 
 
 def as_mask(st: Store, lit):
