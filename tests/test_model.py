@@ -101,6 +101,11 @@ def test_block_parallel_axpy():
     assert open_.value_ns == pytest.approx(3 * 4 * (1 << 20) / 2424 / 1.98)
     assert "DRAM bandwidth at the GPU level" in open_.justification.text
     assert open_.to_dict()["justification"]["children"][0]["resource"] == "dram_bytes"
+    # a CPU target names its top level after the processor it bounds
+    cpu = wb.bound(root, "cpu_reference").justification
+    texts = [j.text for j in cpu.walk()]
+    assert any("at the CPU level" in t for t in texts)
+    assert not any("GPU" in t for t in texts)
 
 
 def test_target_files_document_every_number():

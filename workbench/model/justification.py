@@ -15,6 +15,14 @@ from dataclasses import dataclass, field
 from .hardware import RESOURCES, Hardware
 
 LEVEL_NAMES = {"thread": "thread", "block": "block", "gpu": "GPU"}
+# a CPU target bounds the reference executor: its top level is the whole
+# processor (blocks spread over the cores), not a GPU
+CPU_LEVEL_NAMES = {**LEVEL_NAMES, "gpu": "CPU"}
+
+
+def level_name(hw: Hardware, level: str) -> str:
+    """How a person reads a parallelism level on this target."""
+    return (CPU_LEVEL_NAMES if hw.runs == "cpu" else LEVEL_NAMES)[level]
 
 
 @dataclass
@@ -91,10 +99,10 @@ def usage_node(hw: Hardware, level: str, resource: str, amount: float, contribut
     unit, what = RESOURCES[resource]
     per_s = rate * hw.clock_ghz * 1e9
     if unit == "bytes":
-        text = (f"limited by {what} at the {LEVEL_NAMES[level]} level: {_si(amount)}B moved "
+        text = (f"limited by {what} at the {level_name(hw, level)} level: {_si(amount)}B moved "
                 f"at {_si(per_s)}B/s")
     else:
-        text = (f"limited by {what} at the {LEVEL_NAMES[level]} level: {_si(amount)}{unit} "
+        text = (f"limited by {what} at the {level_name(hw, level)} level: {_si(amount)}{unit} "
                 f"at {rate:g} per cycle ({_si(per_s)}{unit}/s)")
     top = sorted(contributors.items(), key=lambda kv: -kv[1])
     kids = [Justification("Usage", hw.ns(v / rate), f"{name}: {_si(v)}{unit}",
@@ -138,7 +146,7 @@ def parallelism_node(hw: Hardware, level: str, inner: Justification, eta_min: in
     waves = int(-(-eta_lcm // mu_max)) if mu_max != float("inf") else 1
     rounds = eta_min / eta_lcm * waves if eta_lcm else 1.0
     # one number, not the fraction: η_lcm can reach 2^60 (a product of sizes)
-    text = (f"the {LEVEL_NAMES[level]} level runs its {unit} in at least "
+    text = (f"the {level_name(hw, level)} level runs its {unit} in at least "
             f"η_min/η_lcm · ⌈η_lcm/μ_max⌉ = {rounds:.3g} rounds of the level below "
             f"(η_min = {eta_min:,} {unit}, at most {mu} at once)")
     return Justification("ParallelismLevel", value_ns, text,
