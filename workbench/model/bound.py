@@ -81,6 +81,7 @@ class _Model:
         self.level_ns: dict = {}
         self._warp: dict = {}
         self._counts: dict = {}
+        self._foreign: dict = {}  # (level, store) -> dims that surely map to its kinds
         self._loops: dict = {}
 
     # ------------------------------------------------- local analysis
@@ -179,14 +180,15 @@ class _Model:
             if f.may_merge(a, b):
                 return True
             return ThreadMapping.MAPPED in f.dom("thread_mapping", a, b)
+        foreign = self._foreign.get((level, store))
+        if foreign is None:  # the dims that surely map to an allowed kind, once per model
+            foreign = self._foreign[(level, store)] = [d for d in self.k.dims()
+                                                       if (k := f.kinds(d)) and k <= allowed]
+        mine = set(own)
+        near = [e for e in own if f.kinds(e) & allowed]
         kept: list = []
-        for d in self.k.dims():
-            if d in own:
-                continue
-            kinds = f.kinds(d)
-            if not kinds or not kinds <= allowed:
-                continue
-            if any(related(d, e) for e in own if f.kinds(e) & allowed) or \
+        for d in foreign:
+            if d in mine or any(related(d, e) for e in near) or \
                     any(related(d, e) for e in kept):
                 continue
             kept.append(d)

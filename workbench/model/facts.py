@@ -42,6 +42,15 @@ class Facts:
     # ------------------------------------------------------------ domains
     def dom(self, choice: str, *objs) -> frozenset:
         """Remaining values (strings) of a choice instance."""
+        # memoised by the objects as given (kernel objects hash by identity):
+        # the model asks hundreds of thousands of times per look-ahead
+        got = self._memo.get((choice, objs))
+        if got is not None:
+            return got
+        got = self._memo[(choice, objs)] = self._dom(choice, objs)
+        return got
+
+    def _dom(self, choice: str, objs: tuple) -> frozenset:
         key = (choice, tuple(o if isinstance(o, str) else o.name for o in objs))
         got = self._memo.get(key)
         if got is not None:
