@@ -437,3 +437,14 @@ def test_bad_space_files_are_named(capsys, tmp_path, text):
     got = json.loads(out)
     assert rc == 2 and got["kind"] in ("SpaceSyntaxError", "SpaceError"), got
     assert "Traceback" not in err
+
+
+def test_a_second_logical_dimension_of_one_name_is_refused():
+    """Labels, recipes and the strip products name logical dimensions by
+    name: a kernel spec that repeats one gets a clear error, not a merge."""
+    from workbench.kernels.ir import Kernel
+    k = Kernel("twice", {"builder": "twice"})
+    k.logical_dim("m", 64)
+    with pytest.raises(WorkbenchError, match="second logical dimension named 'm'"):
+        k.logical_dim("m", 32)
+    assert [ld.name for ld in k.logical_dims()] == ["m"]  # nothing kept of the refused one

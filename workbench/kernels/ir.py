@@ -283,6 +283,9 @@ class Kernel:
     def logical_dim(self, name, size, factors=(), reduced=False) -> LogicalDim:
         if size < 1:
             raise WorkbenchError(f"dimension {name}: size must be positive, got {size}")
+        if any(other.name == name for other in self._logical):
+            # labels, recipes and the model name logical dimensions by name
+            raise WorkbenchError(f"kernel {self.name}: a second logical dimension named {name!r}")
         ld = LogicalDim(name, size, tuple(tuple(f) for f in factors), reduced)
         for level in range(ld.levels):
             if not ld.level_sizes(level):

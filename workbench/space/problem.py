@@ -680,6 +680,8 @@ class Problem:
             return self.extra_reason.get(self.keys[v] if v is not None else None,
                                          "extra propagator")
         inst = self.instances[cause]
+        if not inst.objects:  # a global propagator: its reason says what it covers
+            return str(inst.origin)
         return f"{inst.origin} on ({', '.join(inst.objects)})"
 
     def instance_keys(self) -> list:

@@ -62,14 +62,14 @@ class StripProducts:
         # groups[g] = (logical size, [[size variables of level l] for l])
         self.groups: list = []
         where: dict[int, tuple[int, int]] = {}  # size variable -> (group, level)
-        by_name = {}
+        by_logical = {}  # by the object, as tile equality compares them (not by name)
         for d in problem.kernel.dims():
             got = index.get(("size", (d.name,)))
             if got is None:
                 continue
-            g = by_name.get(d.logical.name)
+            g = by_logical.get(d.logical)
             if g is None:
-                g = by_name[d.logical.name] = len(self.groups)
+                g = by_logical[d.logical] = len(self.groups)
                 self.groups.append((d.logical.size, [[] for _ in range(d.logical.levels)]))
             self.groups[g][1][d.level].append(got[0])
             where[got[0]] = (g, d.level)
