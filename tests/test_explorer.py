@@ -148,7 +148,7 @@ def test_domain_grids_follow_an_order_decision(kernel):
     assert g["z"][i][j] == g["values"].index("BEFORE") and g["text"][i][j] == "B"
     assert g["z"][j][i] == g["values"].index("AFTER") and g["text"][j][i] == "A"
     e.tabs.selected_index = Tab.DOMAINS  # the grids are drawn while the tab is on show
-    fig = e.order_fig.data[0]  # the figure on the page shows the same matrix
+    fig = e.grid_fig.data[0]  # the figure on the page shows the same matrix
     assert list(fig.x) == g["labels"] and fig.z[i][j] == 0  # objects in words
     k = kinds_grid(e.session.cand)
     dims = {c.objects[0]: c.values for c in e.session.cand.choices(include_fixed=True)
@@ -161,7 +161,7 @@ def test_domain_grids_follow_an_order_decision(kernel):
 def test_domain_grids_send_only_what_changed(kernel):
     """After the first draw a click restyles only the fields that changed,
     and the figures on the page always equal the grids of the candidate."""
-    from widgets.domains import grid_data, grid_figures, update_grids
+    from widgets.domains import grid_data, grid_figure, update_grids
     from widgets.explorer import Tab
     e = CandidateExplorer(kernel, store=None, backend="cpu", lookahead="off")
     e.tabs.selected_index = Tab.DOMAINS
@@ -171,23 +171,24 @@ def test_domain_grids_send_only_what_changed(kernel):
         ch = rng.choice([c for c in cand.choices() if c.name in ("dim_kind", "order")])
         e.force(ch.name, ch.objects, rng.choice(ch.values))
         want = grid_data(e.session.cand)
-        for name, fig in (("order", e.order_fig), ("kinds", e.kinds_fig)):
-            got = fig.data[0]
+        for k, name in enumerate(("order", "kinds")):
+            got = e.grid_fig.data[k]
             # NaN: no cell (the diagonal, unrelated objects)
             np.testing.assert_array_equal(np.asarray(got.z, dtype=float), want[name]["z"])
             assert list(got.y or []) == list(want[name]["y"] or [])
     # a grid of many objects keeps each cell's values for hover only
     from widgets.domains import TEXT_CELLS_UP_TO
     n = len(want["order"]["x"] or [])
-    assert e.order_fig.data[0].texttemplate == ("%{text}" if n <= TEXT_CELLS_UP_TO else "")
+    assert e.grid_fig.data[0].texttemplate == ("%{text}" if n <= TEXT_CELLS_UP_TO else "")
     # the same candidate again: nothing to send
     cand = e.session.cand
-    order, kinds = grid_figures(5, cand)
+    fig = grid_figure(5, cand)
     sent = []
-    for fig in (order, kinds):
-        fig.data[0].on_change(lambda *a: sent.append(a), "z", "text", "x", "y")
-    update_grids(order, kinds, cand, grid_data(cand))
+    for trace in fig.data:
+        trace.on_change(lambda *a: sent.append(a), "z", "text", "x", "y")
+    update_grids(fig, cand, grid_data(cand))
     assert sent == []
+    assert len(fig.data) == 2  # one figure for both grids: one plotly.js module in the page
 
 
 def test_check_and_reference_land_in_the_store_and_the_timings(kernel, tmp_path):

@@ -92,12 +92,12 @@ def test_every_figure_a_panel_shows_has_data(kernel, tmp_path):
         got = got if isinstance(got, (tuple, list)) else [got]
         assert got and all(f is not None for f in got), tab
         figs += [(tab, f) for f in got]
-    assert len(figs) >= 7  # order, kinds, three timings, sparsity, fusion
+    assert len(figs) >= 6  # the grids (order and kinds), three timings, sparsity, fusion
     for tab, f in figs:
         assert _has_data(f), (tab, f.layout.title.text)
     # the domain grids on the page are the ones returned, drawn with data
-    order, kinds = e.panels[Tab.DOMAINS].show()
-    assert order is e.order_fig and len(order.data[0].x) > 1 and len(kinds.data[0].y) > 1
+    grids = e.panels[Tab.DOMAINS].show()
+    assert grids is e.grid_fig and len(grids.data[0].x) > 1 and len(grids.data[1].y) > 1
     # a kernel with nothing measured: no empty figure, a sentence
     e2 = CandidateExplorer(wb.kernels.matmul(m=16, n=16, k=8), store=None, backend="cpu",
                            lookahead="off")

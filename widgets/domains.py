@@ -107,19 +107,24 @@ def order_legend(cand) -> str:
 _PALETTE = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#b279a2", "#9d755d", "#eeca3b"]
 
 
-def _empty(fig, why: str) -> None:
-    """A figure with nothing to draw says why (empty axes say nothing)."""
-    fig.add_annotation(text=why, xref="paper", yref="paper", x=0.5, y=0.5, showarrow=False,
-                       font={"size": 14, "color": "#888"})
+def _empty(fig, why: str, axis: str = "") -> None:
+    """A grid with nothing to draw says why (empty axes say nothing); `axis`:
+    the subplot's axis suffix ("" or "2")."""
+    fig.add_annotation(text=why, xref=f"x{axis} domain", yref=f"y{axis} domain", x=0.5, y=0.5,
+                       showarrow=False, font={"size": 14, "color": "#888"})
 
 
-def grid_figures(n_order: int = 5, cand=None, widget: bool = True):
-    """The order and kinds figures (FigureWidgets when `widget`), their data
-    set at construction (one message to the page, drawn while the tab is on
-    show — a figure built in a hidden tab and updated later showed empty
-    axes); `n_order`: how many values the `order` choice has; `cand` None:
-    placeholders for `update_grids`."""
+def grid_figure(n_order: int = 5, cand=None, widget: bool = True):
+    """The order and kinds grids as one figure, two heatmaps side by side
+    (a FigureWidget when `widget`): each FigureWidget brings plotly.js to the
+    page again (a 5 MB module per widget), so two figures made the first
+    showing of the tab twice as slow. Its data is set at construction (one
+    message to the page, drawn while the tab is on show — a figure built in a
+    hidden tab and updated later showed empty axes); `n_order`: how many
+    values the `order` choice has; `cand` None: placeholders for
+    `update_grids`. Trace 0 is the order grid, trace 1 the kinds."""
     import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
     colors = ["#bbbbbb", *(_PALETTE[k % len(_PALETTE)] for k in range(n_order))]
     # -1 (open) grey, then one colour per fixed value
     n = len(colors)
@@ -130,29 +135,27 @@ def grid_figures(n_order: int = 5, cand=None, widget: bool = True):
                                                     "labels": []}
     side = max(len(og["names"]), len(kg["dims"]), 1)
     height = min(700, max(300, 90 + 28 * side))
-    order = go.Figure(layout={"height": height, "title": "order (row vs column)",
-                              "margin": {"l": 60, "r": 10, "t": 40, "b": 60},
-                              "yaxis": {"autorange": "reversed"}})
-    order.add_heatmap(z=np.array(og["z"] or [[None]], dtype=float), text=og["text"] or [[""]],
-                      x=og["labels"] or None, y=og["labels"] or None,
-                      zmin=-1.5, zmax=n_order - 0.5, colorscale=scale, showscale=False,
-                      xgap=1, ygap=1, texttemplate=_texttemplate(len(og["names"])),
-                      hovertemplate="%{y} vs %{x}: %{text}<extra></extra>")
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.7, 0.3], horizontal_spacing=0.14,
+                        subplot_titles=("order (row vs column)", "dimension kinds"),
+                        figure=go.Figure(layout={"height": height,
+                                                 "margin": {"l": 60, "r": 10, "t": 40,
+                                                            "b": 60}}))
+    fig.add_heatmap(z=np.array(og["z"] or [[None]], dtype=float), text=og["text"] or [[""]],
+                    x=og["labels"] or None, y=og["labels"] or None,
+                    zmin=-1.5, zmax=n_order - 0.5, colorscale=scale, showscale=False,
+                    xgap=1, ygap=1, texttemplate=_texttemplate(len(og["names"])),
+                    hovertemplate="%{y} vs %{x}: %{text}<extra></extra>", row=1, col=1)
+    fig.add_heatmap(z=np.array(kg["z"] or [[0]], dtype=float), x=kg["kinds"] or None,
+                    y=kg["labels"] or None,
+                    zmin=0, zmax=2, showscale=False, xgap=1, ygap=1,
+                    colorscale=[[0, "#ffffff"], [0.5, "#9ecae1"], [1, "#08519c"]],
+                    hovertemplate="%{y}: %{x}<extra></extra>", row=1, col=2)
+    fig.update_yaxes(autorange="reversed")
     if cand is not None and not og["names"]:
-        _empty(order, "no order choice: the kernel has one statement")
-    kinds = go.Figure(layout={"height": height, "title": "dimension kinds",
-                              "margin": {"l": 60, "r": 10, "t": 40, "b": 40},
-                              "yaxis": {"autorange": "reversed"}})
-    kinds.add_heatmap(z=np.array(kg["z"] or [[0]], dtype=float), x=kg["kinds"] or None,
-                      y=kg["labels"] or None,
-                      zmin=0, zmax=2, showscale=False, xgap=1, ygap=1,
-                      colorscale=[[0, "#ffffff"], [0.5, "#9ecae1"], [1, "#08519c"]],
-                      hovertemplate="%{y}: %{x}<extra></extra>")
+        _empty(fig, "no order choice: the kernel has one statement")
     if cand is not None and not kg["dims"]:
-        _empty(kinds, "no dimension")
-    if not widget:
-        return order, kinds
-    return go.FigureWidget(order), go.FigureWidget(kinds)
+        _empty(fig, "no dimension", "2")
+    return go.FigureWidget(fig) if widget else fig
 
 
 # Above this many objects the order grid's remaining values are shown on
@@ -186,20 +189,24 @@ def _same(a, b) -> bool:
     return a == b
 
 
-def update_grids(order_fig, kinds_fig, cand, sent: dict | None = None) -> dict:
-    """Replace the data of figures from `grid_figures` (each in one batch);
+def update_grids(fig, cand, sent: dict | None = None) -> dict:
+    """Replace the data of a figure from `grid_figure` (in one batch);
     `sent`: what the last call returned — only what differs from it goes to
     the page (a heatmap restyled with unchanged data is redrawn all the
-    same: ~100 ms of the page's time per figure on a 2-core machine).
-    Returns what the figures now show."""
+    same: ~100 ms of the page's time per grid on a 2-core machine).
+    Returns what the figure now shows."""
     now = grid_data(cand)
     sent = sent or {}
-    for name, fig in (("order", order_fig), ("kinds", kinds_fig)):
+    changes = []
+    for k, name in enumerate(("order", "kinds")):
         before = sent.get(name, {})
-        changed = {k: v for k, v in now[name].items() if not _same(before.get(k), v)}
+        changed = {f: v for f, v in now[name].items() if not _same(before.get(f), v)}
         if changed:
-            with fig.batch_update():
-                fig.data[0].update(**changed)
+            changes.append((k, changed))
+    if changes:
+        with fig.batch_update():
+            for k, changed in changes:
+                fig.data[k].update(**changed)
     return now
 
 
@@ -213,7 +220,7 @@ class DomainsPanel:
         self._ex = ex  # the explorer: its session's current candidate is shown
         self.html = w.HTML()
         self.status = w.HTML()
-        self.order_fig = self.kinds_fig = None
+        self.figure = None  # the grids (grid_figure), built the first time the tab shows
         self._drawn_for = None  # the kernel the figures were built for
         self._sent: dict = {}  # what the figures show (update_grids)
         self.grids = w.HBox()
@@ -246,22 +253,20 @@ class DomainsPanel:
             f"{hover}. Kinds: dark decided, light possible, white pruned.</p>")
 
     def show(self):
-        """Draw the grids of the current candidate: new figures, their data
+        """Draw the grids of the current candidate: a new figure, its data
         given at construction, the first time (and after a kernel change);
-        then the same figures' data replaced in one batch each — a new
+        then the same figure's data replaced in one batch — a new
         FigureWidget per click costs the page seconds. The explorer calls
-        `show` only while the tab is on show. Returns (order, kinds)."""
+        `show` only while the tab is on show. Returns the figure."""
         cand = self._ex.session.cand
         key = id(cand.problem.root_problem)
-        if self.order_fig is None or self._drawn_for != key:
+        if self.figure is None or self._drawn_for != key:
             self.status.value = "<i>computing the order and kind grids …</i>"
-            self.order_fig, self.kinds_fig = grid_figures(len(_enum(cand, "order").values),
-                                                          cand)
+            self.figure = grid_figure(len(_enum(cand, "order").values), cand)
             self._drawn_for = key
-            self.grids.children = [self.order_fig, self.kinds_fig]
+            self.grids.children = [self.figure]
             self.status.value = ""
             self._sent = grid_data(cand)  # what the construction sent
         else:
-            self._sent = update_grids(self.order_fig, self.kinds_fig, cand, self._sent)
-        return self.order_fig, self.kinds_fig
-
+            self._sent = update_grids(self.figure, cand, self._sent)
+        return self.figure

@@ -152,8 +152,7 @@ class CandidateExplorer:
     bound_html = property(lambda self: self.panels[Tab.BOUND].html)
     path_box = property(lambda self: self.panels[Tab.PATH].box)
     domains_html = property(lambda self: self.panels[Tab.DOMAINS].html)
-    order_fig = property(lambda self: self.panels[Tab.DOMAINS].order_fig)
-    kinds_fig = property(lambda self: self.panels[Tab.DOMAINS].kinds_fig)
+    grid_fig = property(lambda self: self.panels[Tab.DOMAINS].figure)  # order: trace 0, kinds: 1
     code_html = property(lambda self: self.panels[Tab.CODE].code_html)
     run_b = property(lambda self: self.panels[Tab.CODE].run_b)
     run_out = property(lambda self: self.panels[Tab.CODE].run_out)

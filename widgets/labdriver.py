@@ -62,6 +62,7 @@ def served(cmd: list, env: dict, log: Path, probe: str, what: str, timeout_s: fl
     """Run the server `cmd` (output to `log`) until `probe` answers — any
     HTTP answer, an error status included; stop it on exit."""
     import urllib.error
+    import urllib.request
     with log.open("w") as fh:
         proc = subprocess.Popen(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, cwd=REPO)
     try:
