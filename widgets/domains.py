@@ -210,6 +210,29 @@ def update_grids(fig, cand, sent: dict | None = None) -> dict:
     return now
 
 
+_WARM: list = []  # the one warm-up thread of the process
+
+
+def _warm_plotly() -> None:
+    """Build a throwaway grid figure in a background thread, once per
+    process: plotly imports FigureWidget's renderers and the figure's
+    validators on first use, 2.7 s of the kernel's time that the first
+    showing of the Domains tab paid (matmul 1024); the explorer's kernel is
+    idle while a person reads the root, its look-ahead runs in a worker
+    process."""
+    if _WARM:
+        return
+    import threading
+
+    def warm():
+        import plotly.graph_objects as go
+        go.FigureWidget  # noqa: B018 -- the import is the point: its renderers, 2.5 s
+        grid_figure(widget=False)  # the validators of a subplot grid of heatmaps
+    t = threading.Thread(target=warm, daemon=True, name="plotly-warm-up")
+    _WARM.append(t)
+    t.start()
+
+
 class DomainsPanel:
     """The Domains tab: per generic choice how many instances are open and
     how many values are left, what the last decision pruned, and the order
@@ -223,7 +246,15 @@ class DomainsPanel:
         self.figure = None  # the grids (grid_figure), built the first time the tab shows
         self._drawn_for = None  # the kernel the figures were built for
         self._sent: dict = {}  # what the figures show (update_grids)
-        self.grids = w.HBox()
+        # the grids lie over this note (explorer CSS): it shows until plotly
+        # has drawn them, which the first time in a page takes seconds
+        self.grids_note = w.HTML("<span class='wb-spin'></span> drawing the order and kind "
+                                 "grids … (the first figure of a page loads plotly: a few "
+                                 "seconds)")
+        self.grids_note.add_class("wb-grids-note")
+        self.grids = w.Box()
+        self.grids.add_class("wb-grids")
+        _warm_plotly()
         self.widget = w.VBox([self.html, self.status, self.grids])
 
     def refresh(self) -> None:
@@ -264,7 +295,7 @@ class DomainsPanel:
             self.status.value = "<i>computing the order and kind grids …</i>"
             self.figure = grid_figure(len(_enum(cand, "order").values), cand)
             self._drawn_for = key
-            self.grids.children = [self.figure]
+            self.grids.children = [self.grids_note, self.figure]
             self.status.value = ""
             self._sent = grid_data(cand)  # what the construction sent
         else:
