@@ -78,8 +78,8 @@ def main() -> None:
         with page(data, data / "app.log") as lab:
             lab.open_kernel("matmul", KERNEL)
             lab.wait_lookahead()
-            # the tab's first drawing (plotly.js loading into the page, seconds)
-            # is its own figure, not the first click's
+            # the tab's first drawing (plotly's first figure in the kernel and
+            # the page, seconds) is its own figure, not the first click's
             first_tab = lab.tab_answer(args.tab)
             print(f"{args.tab} first shown in {first_tab['ms']:.0f} ms")
             lab.wait_lookahead()

@@ -3,6 +3,7 @@ the last decision pruned struck through, and the constraint that pruned them."""
 
 from __future__ import annotations
 
+import functools
 import html
 
 import numpy as np
@@ -116,9 +117,9 @@ def _empty(fig, why: str, axis: str = "") -> None:
 
 def grid_figure(n_order: int = 5, cand=None, widget: bool = True):
     """The order and kinds grids as one figure, two heatmaps side by side
-    (a FigureWidget when `widget`): each FigureWidget brings plotly.js to the
-    page again (a 5 MB module per widget), so two figures made the first
-    showing of the tab twice as slow. Its data is set at construction (one
+    (a FigureWidget when `widget`): each FigureWidget brings its own copy of
+    plotly.js to the page (a 5 MB module; two figures: 8.2 s to the first
+    drawing on matmul 1024, one: 7.2 s). Its data is set at construction (one
     message to the page, drawn while the tab is on show — a figure built in a
     hidden tab and updated later showed empty axes); `n_order`: how many
     values the `order` choice has; `cand` None: placeholders for
@@ -210,9 +211,7 @@ def update_grids(fig, cand, sent: dict | None = None) -> dict:
     return now
 
 
-_WARM: list = []  # the one warm-up thread of the process
-
-
+@functools.cache  # once per process
 def _warm_plotly() -> None:
     """Build a throwaway grid figure in a background thread, once per
     process: plotly imports FigureWidget's renderers and the figure's
@@ -220,17 +219,13 @@ def _warm_plotly() -> None:
     showing of the Domains tab paid (matmul 1024); the explorer's kernel is
     idle while a person reads the root, its look-ahead runs in a worker
     process."""
-    if _WARM:
-        return
     import threading
 
     def warm():
         import plotly.graph_objects as go
         go.FigureWidget  # noqa: B018 -- the import is the point: its renderers, 2.5 s
         grid_figure(widget=False)  # the validators of a subplot grid of heatmaps
-    t = threading.Thread(target=warm, daemon=True, name="plotly-warm-up")
-    _WARM.append(t)
-    t.start()
+    threading.Thread(target=warm, daemon=True, name="plotly-warm-up").start()
 
 
 class DomainsPanel:
@@ -247,10 +242,9 @@ class DomainsPanel:
         self._drawn_for = None  # the kernel the figures were built for
         self._sent: dict = {}  # what the figures show (update_grids)
         # the grids lie over this note (explorer CSS): it shows until plotly
-        # has drawn them, which the first time in a page takes seconds
+        # has drawn them, which the first time takes a second or more
         self.grids_note = w.HTML("<span class='wb-spin'></span> drawing the order and kind "
-                                 "grids … (the first figure of a page loads plotly: a few "
-                                 "seconds)")
+                                 "grids …")
         self.grids_note.add_class("wb-grids-note")
         self.grids = w.Box()
         self.grids.add_class("wb-grids")

@@ -351,7 +351,7 @@ _STYLE = """<style>
   flex: 0 0 auto !important; max-width: none !important; }
 .wb-explorer .lm-TabBar-tabLabel { overflow: visible; text-overflow: clip; }
 /* the Domains grids lie over a note that shows until plotly has drawn them
-   (the first plotly figure of a page loads plotly.js: seconds) */
+   (the first time, a second or more) */
 .wb-explorer .wb-grids { display: grid !important; }
 .wb-explorer .wb-grids > * { grid-area: 1 / 1; }
 .wb-explorer .wb-grids .wb-grids-note { align-self: start; padding: 8px; color: #666; }
