@@ -103,7 +103,7 @@ def main() -> None:
         space = wb.space.load_space(args.space) if args.space else None
         root = wb.Candidate.root(wb.kernels.build_kernel(name, sizes), space, prune=prune)
         rng = random.Random(args.seed)
-        stuck, sizes_expl, verified, times = [], [], 0, []
+        stuck, sizes_expl, verified, times, kept = [], [], 0, [], []
         for _ in range(args.descents):
             t0 = time.perf_counter()
             if args.mode == "lookahead":
@@ -124,6 +124,9 @@ def main() -> None:
                     prefixes.append(prefixes[-1].decide(d))
                 ex = wb.explain(cand, choice=(ch.name, ch.objects), prefixes=prefixes)
                 sizes_expl.append(len(ex.culprits))
+                # the stuck state itself, so a long explanation can be studied again
+                kept.append({"choice": [ch.name, list(ch.objects)], "culprits": len(ex.culprits),
+                             "text": ex.text, "candidate": json.loads(cand.to_json())})
                 verified += ex.verified
                 print(f"  explained by {len(ex.culprits)}: {ex.text}", file=sys.stderr,
                       flush=True)
@@ -134,7 +137,7 @@ def main() -> None:
         if args.explain and sizes_expl:
             row.update(explanations=len(sizes_expl), verified=verified,
                        at_most_5=sum(n <= 5 for n in sizes_expl),
-                       median_culprits=statistics.median(sizes_expl))
+                       median_culprits=statistics.median(sizes_expl), stuck_states=kept)
         results.append(row)
         print(json.dumps(row), flush=True)
     if args.json:

@@ -96,3 +96,76 @@ def test_no_solution_lost_where_it_prunes():
                                                at=(3, 6, 9, 12, 20))
     assert more > 0  # the comparison is not vacuous (184 domains smaller when written)
     assert witnesses_replay([weak_root, *starts], replay) >= 4  # 8 when written
+
+
+class _Alone(ThreadLevels):
+    """The thread levels without the strip tuples (the peer of the laws)."""
+
+    __slots__ = ()
+    joint = False
+
+
+def alone_root(kernel):
+    """A root whose thread levels do not read the strip tuples (the strip
+    products still run); a distinct `prune` keeps it out of the root cache."""
+    Problem._globals = (_Alone.build, StripProducts.build)
+    try:
+        return wb.Candidate.root(kernel, prune=lambda k: ())
+    finally:
+        Problem._globals = True
+
+
+# Met by a random-order descent with one-step look-ahead on matmul 64×64×32
+# (bench_stuck.py --seed 6, descent 47). The thread levels then hold the n1
+# dimensions b_n1 (d8), s_n1 (d22) and c_n1 (d14) at three different
+# hardware levels, so all three levels have n1's size; a_k0 (d3) is 8 and
+# must lie on one of the two inner levels, which a_k1 = b_k1 (d4, d6) of
+# size 4 cannot then share. Seen apart, the thread levels found a labelling
+# and the strip products a tuple; the person could still map d4 to d6 and
+# was then stuck at thread_mapping(d3, d6), every value failing for reasons
+# spread over six earlier decisions.
+STUCK_JOINT = [
+    ("thread_mapping", ("d22", "d28"), "OUT"), ("thread_mapping", ("d12", "d22"), "NOT_THREADS"),
+    ("thread_mapping", ("d0", "d10"), "OUT"), ("thread_mapping", ("d3", "d11"), "IN"),
+    ("order", ("init", "d20"), "IN"), ("order", ("d23", "d28"), "AFTER"),
+    ("order", ("ld_b", "d27"), "AFTER"), ("order", ("d2", "d24"), "BEFORE"),
+    ("order", ("d8", "d29"), "AFTER"), ("order", ("d9", "d18"), "OUT"),
+    ("thread_mapping", ("d18", "d21"), "OUT"), ("thread_mapping", ("d24", "d28"), "OUT"),
+    ("thread_mapping", ("d5", "d22"), "NOT_THREADS"), ("size", ("d3",), "8"),
+    ("order", ("d10", "d13"), "OUT"), ("order", ("d0", "d4"), "OUT")]
+
+
+def test_thread_levels_read_the_strip_tuples():
+    kernel = wb.kernels.build_kernel("matmul", MATMUL)
+    c = alone_root(kernel)
+    for name, objs, value in STUCK_JOINT:
+        c = c.apply(name, objs, value)
+    assert "MAPPED" in c.domain("thread_mapping", ("d4", "d6"))
+    stuck = c.apply("thread_mapping", ("d4", "d6"), "MAPPED")
+    values = stuck.domain("thread_mapping", ("d3", "d6"))
+    assert values
+    for value in values:  # the stuck state the person met
+        with pytest.raises(wb.DeadEnd):
+            stuck.apply("thread_mapping", ("d3", "d6"), value)
+    c = wb.Candidate.root(kernel)
+    for name, objs, value in STUCK_JOINT:
+        c = c.apply(name, objs, value)
+    assert "MAPPED" not in c.domain("thread_mapping", ("d4", "d6"))
+
+
+def test_joint_thread_levels_lose_no_solution():
+    """The law once more, the joint thread levels against the thread levels
+    and the strip products apart: domains never larger, smaller at least
+    once, and every implementation found without the strip tuples replays
+    with them to the same digest."""
+    kernel = wb.kernels.build_kernel("matmul", MATMUL)
+    weak_root = alone_root(kernel)
+    weak = weak_root.problem
+    assert [type(weak.instances[i]) for i in weak.lazy] == [_Alone, StripProducts]
+
+    def replay(trail):
+        return wb.Candidate.replay(kernel, trail)
+    starts, more = stronger_along_random_paths(weak_root, replay, random.Random(2), descents=6,
+                                               at=(3, 6, 9, 12, 20))
+    assert more > 0
+    assert witnesses_replay([weak_root, *starts], replay) >= 4

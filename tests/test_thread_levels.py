@@ -22,9 +22,11 @@ from workbench.space.thread_levels import _MIRROR, EQ, GT, LT, _Search
 VALUES = (1, 2, 4, 8, 16, 32)
 
 
-def brute_supports(levels, most, rel, sizes):
+def brute_supports(levels, most, rel, sizes, strips=None):
     """Supports by enumerating every labelling and every choice of one size
-    per used level (independent of _Search's shortcuts)."""
+    per used level (independent of _Search's shortcuts); with strips, a
+    choice counts only where every logical dimension keeps a tuple giving
+    each of its dimensions the size of its level."""
     n = len(sizes)
     ok_rel = [[0] * n for _ in range(n)]
     ok_size = [0] * n
@@ -43,8 +45,10 @@ def brute_supports(levels, most, rel, sizes):
                 prod *= VALUES[k]
             if prod > most:
                 continue
-            found = True
             size_of = dict(zip(used, pick))
+            if strips is not None and not strip_ok(strips, lab, size_of):
+                continue
+            found = True
             for a in range(n):
                 ok_size[a] |= 1 << size_of[lab[a]]
                 for b in range(n):
@@ -52,6 +56,16 @@ def brute_supports(levels, most, rel, sizes):
                         ok_rel[a][b] |= (EQ if lab[a] == lab[b] else
                                          LT if lab[a] < lab[b] else GT)
     return (ok_rel, ok_size) if found else (None, None)
+
+
+def strip_ok(strips, lab, size_of) -> bool:
+    links, tuples = strips
+    for g, ts in enumerate(tuples):
+        if not any(all(t[link[1]] == VALUES[size_of[lab[a]]]
+                       for a, link in enumerate(links) if link is not None and link[0] == g)
+                   for t in ts):
+            return False
+    return True
 
 
 @st.composite
@@ -71,6 +85,32 @@ def test_search_supports_equal_brute_force(p):
     levels, most, rel, sizes = p
     want = brute_supports(levels, most, rel, sizes)
     got = _Search(levels, most, VALUES, [r[:] for r in rel], sizes[:]).supports()
+    assert got == want
+
+
+@st.composite
+def strips(draw, n):
+    """(links, tuples) as ThreadLevels._strips makes them: one or two
+    logical dimensions, each with the tuples of the strip levels the
+    dimensions hold (sizes from VALUES), each dimension linked or not."""
+    groups = draw(st.integers(1, 2))
+    width = [draw(st.integers(1, 2)) for _ in range(groups)]
+    tuples = tuple(tuple(sorted(set(draw(st.lists(
+        st.tuples(*[st.sampled_from(VALUES)] * w), min_size=0, max_size=6)))))
+        for w in width)
+    links = tuple(draw(st.one_of(st.none(), st.integers(0, groups - 1).flatmap(
+        lambda g: st.tuples(st.just(g), st.integers(0, width[g] - 1))))) for _ in range(n))
+    return links, tuples
+
+
+@given(problems(), st.data())
+def test_search_with_strips_supports_equal_brute_force(p, data):
+    """The joint search (thread levels and strip tuples) against the
+    enumeration of every labelling and every size per level."""
+    levels, most, rel, sizes = p
+    got_strips = data.draw(strips(len(sizes)))
+    want = brute_supports(levels, most, rel, sizes, got_strips)
+    got = _Search(levels, most, VALUES, [r[:] for r in rel], sizes[:], got_strips).supports()
     assert got == want
 
 

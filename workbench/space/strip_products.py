@@ -47,46 +47,16 @@ class StripProducts:
     def build(cls, problem) -> StripProducts | None:
         """The instance for `problem`, or None when its space does not state
         both equalities this propagator relies on."""
-        texts = _texts(problem.space)
-        if STRIP not in texts or TILE not in texts or "size" not in problem.space.choices:
-            return None
-        if not hasattr(problem.kernel, "logical_dims"):
-            return None
-        return cls(problem)
+        return cls(problem) if StripLayout.applies(problem) else None
 
     def __init__(self, problem):
         self.origin = ("strip products: the strip sizes of a logical dimension multiply to its "
                        "size, so unrolled or thread levels of it take what the others leave")
         self.objects = ()
         index = problem.index
-        # groups[g] = (logical size, [[size variables of level l] for l])
-        self.groups: list = []
-        where: dict[int, tuple[int, int]] = {}  # size variable -> (group, level)
-        by_logical = {}  # by the object, as tile equality compares them (not by name)
-        for d in problem.kernel.dims():
-            got = index.get(("size", (d.name,)))
-            if got is None:
-                continue
-            g = by_logical.get(d.logical)
-            if g is None:
-                g = by_logical[d.logical] = len(self.groups)
-                self.groups.append((d.logical.size, [[] for _ in range(d.logical.levels)]))
-            self.groups[g][1][d.level].append(got[0])
-            where[got[0]] = (g, d.level)
-        # a logical dimension with a level of no size variable is left out
-        # (its product says nothing about the levels we see)
-        full = [g for g, (_, levels) in enumerate(self.groups) if all(levels)]
-        renum = {g: i for i, g in enumerate(full)}
-        self.groups = [self.groups[g] for g in full]
-        where = {v: (renum[g], lv) for v, (g, lv) in where.items() if g in renum}
-        # the dimensions of one level share their sizes' universe (TileRep),
-        # so a level's domain is the AND of their masks
-        self.universes = []
-        for _, levels in self.groups:
-            us = tuple(problem.universe[vs[0]] for vs in levels)
-            if any(problem.universe[v] != u for vs, u in zip(levels, us) for v in vs):
-                raise AssertionError("strip products: one level, two size universes")
-            self.universes.append(us)
+        layout = StripLayout(problem)
+        self.groups, self.universes = layout.groups, layout.universes
+        where = layout.where
         # counters[c] = (counter variable, [(delta or -1, group, level)]): the
         # mul counters whose every term is a size this propagator knows
         self.counters: list = []
@@ -148,17 +118,8 @@ class StripProducts:
         return changed
 
     def _domains(self, get) -> list:
-        """Per group, per level: the sizes every variable of the level allows."""
-        doms = []
-        for (_, levels), us in zip(self.groups, self.universes):
-            masks = []
-            for vs in levels:
-                m = -1
-                for v in vs:
-                    m &= get(v)
-                masks.append(m)
-            doms.append(_values(us, tuple(masks)))
-        return doms
+        return [_group_domain(levels, us, get) for (_, levels), us in
+                zip(self.groups, self.universes)]
 
     def _mapped_sure(self, st, tuples) -> list:
         """Levels of surely mapped dimensions take one size; returns the
@@ -224,6 +185,69 @@ class StripProducts:
                 ok = not keep[ga][la].isdisjoint(keep[gb][lb])
             if not ok and st.restrict(v, ~bit, self.id):
                 changed.append(v)
+
+
+class StripLayout:
+    """Where each size variable sits: groups[g] = (logical size, [[size
+    variables of strip level l] for l]), where[size variable] = (g, l), and
+    universes[g][l] the size values of level l. Shared by the strip products
+    and the thread levels (which read the tuples of the logical dimensions
+    their thread dimensions strip)."""
+
+    __slots__ = ("groups", "universes", "where")
+
+    @staticmethod
+    def applies(problem) -> bool:
+        """Whether the space states both equalities the layout stands for."""
+        texts = _texts(problem.space)
+        return (STRIP in texts and TILE in texts and "size" in problem.space.choices
+                and hasattr(problem.kernel, "logical_dims"))
+
+    def __init__(self, problem):
+        index = problem.index
+        self.groups: list = []
+        where: dict[int, tuple[int, int]] = {}  # size variable -> (group, level)
+        by_logical = {}  # by the object, as tile equality compares them (not by name)
+        for d in problem.kernel.dims():
+            got = index.get(("size", (d.name,)))
+            if got is None:
+                continue
+            g = by_logical.get(d.logical)
+            if g is None:
+                g = by_logical[d.logical] = len(self.groups)
+                self.groups.append((d.logical.size, [[] for _ in range(d.logical.levels)]))
+            self.groups[g][1][d.level].append(got[0])
+            where[got[0]] = (g, d.level)
+        # a logical dimension with a level of no size variable is left out
+        # (its product says nothing about the levels we see)
+        full = [g for g, (_, levels) in enumerate(self.groups) if all(levels)]
+        renum = {g: i for i, g in enumerate(full)}
+        self.groups = [self.groups[g] for g in full]
+        self.where = {v: (renum[g], lv) for v, (g, lv) in where.items() if g in renum}
+        # the dimensions of one level share their sizes' universe (TileRep),
+        # so a level's domain is the AND of their masks
+        self.universes = []
+        for _, levels in self.groups:
+            us = tuple(problem.universe[vs[0]] for vs in levels)
+            if any(problem.universe[v] != u for vs, u in zip(levels, us) for v in vs):
+                raise AssertionError("strip products: one level, two size universes")
+            self.universes.append(us)
+
+    def tuples(self, get, g: int) -> tuple:
+        """The size tuples of group g its level domains allow."""
+        levels = self.groups[g][1]
+        return _tuples(self.groups[g][0], _group_domain(levels, self.universes[g], get))
+
+
+def _group_domain(levels, universes, get) -> tuple:
+    """Per level of one group: the sizes every variable of the level allows."""
+    masks = []
+    for vs in levels:
+        m = -1
+        for v in vs:
+            m &= get(v)
+        masks.append(m)
+    return _values(universes, tuple(masks))
 
 
 _TEXTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

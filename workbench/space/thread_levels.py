@@ -21,8 +21,19 @@ level L(d) in [0, K), K the most hardware thread dimensions
 - order(a, b) is OUT only when L(a) < L(b) (nested thread dimensions take
   distinct hardware dimensions, outer first), MERGED only when L(a) = L(b).
 
+- where the space states that the strip levels of a logical dimension
+  multiply to its size and that the dimensions of one strip level share a
+  size (`strip_products.StripLayout`), the sizes the levels take leave every
+  logical dimension a strip tuple: two thread levels holding dimensions of
+  one strip level have one size, and m = 64 = 8·8·1 cannot put 8 on one
+  level and 4 on another level that strips m too.
+
 The labellings prune the thread mapping, the order and the sizes of those
 dimensions, and the kind THREAD of a dimension that no labelling can take in.
+Seen apart, the thread levels and the strip products each found a labelling
+or a tuple where together there was none: a person forcing mappings in their
+own order was stuck at a choice whose values failed for reasons spread over
+6–12 earlier decisions (issue "never stuck", explanations).
 
 Dimensions that may still become THREAD are left out, so this is a
 relaxation: a value that no labelling supports has no implementation, and
@@ -33,9 +44,12 @@ search passes its node budget prunes only what it proved.
 
 from __future__ import annotations
 
+import itertools
+import math
 from functools import lru_cache
 
 from .propagators import bits
+from .strip_products import StripLayout
 
 EQ, LT, GT = 1, 2, 4  # L(a) = L(b), L(a) < L(b), L(a) > L(b)
 _RELATION = {"MAPPED": EQ, "OUT": LT, "IN": GT}  # thread_mapping(a, b) (NOT_THREADS: 0)
@@ -51,11 +65,13 @@ class _OutOfBudget(Exception):
 class ThreadLevels:
     """A propagator instance over every dimension of a problem."""
 
-    __slots__ = ("dims", "id", "kind", "levels_var", "objects", "origin", "pair",
-                 "rel_of", "size", "size_bit", "thread", "threads_var", "values")
+    __slots__ = ("dims", "id", "kind", "layout", "levels_var", "link", "objects", "origin",
+                 "pair", "rel_of", "size", "size_bit", "thread", "threads_var", "values")
     # pair[(i, j)], i < j: [(variable, stored as (j, i))] of thread_mapping
     # and order on the two dimensions; rel_of[v]: the relation each value of
-    # v allows, in stored orientation (0: none, NOT_THREADS)
+    # v allows, in stored orientation (0: none, NOT_THREADS); link[i]: the
+    # (logical group, strip level) of dims[i] in `layout`, or None
+    joint = True  # read the strip tuples (False: the thread levels alone, for the laws)
     trigger = False
     lazy = True  # run once the clauses are at their fixpoint (propagators.fixpoint)
 
@@ -73,6 +89,9 @@ class ThreadLevels:
         self.origin = ("thread levels: thread dimensions take at most num_thread_dims hardware "
                        "dimensions, nested outer first, mapped ones of one size, and at most "
                        "threads_per_block threads")
+        self.layout = StripLayout(problem) if self.joint and StripLayout.applies(problem) else None
+        if self.layout is not None:
+            self.origin += ", the strip sizes of each logical dimension multiplying to its size"
         self.objects = ()
         self.levels_var = index[("num_thread_dims", ())][0]
         self.threads_var = index[("threads_per_block", ())][0]
@@ -92,6 +111,8 @@ class ThreadLevels:
             self.thread.append(1 << universe[v].index("THREAD"))
             self.size.append(got[0])
             self.size_bit.append(tuple(1 << at[x] for x in universe[got[0]]))
+        where = self.layout.where if self.layout is not None else {}
+        self.link = [where.get(v) for v in self.size]
         pos = {d: i for i, d in enumerate(self.dims)}
         self.pair, self.rel_of = {}, {}
         for v, (name, objs) in enumerate(problem.keys):
@@ -130,14 +151,40 @@ class ThreadLevels:
         return m
 
     def _problem(self, get, dims):
-        """(relations, sizes) of a labelling problem, hashable: the runs of
-        one descent meet the same problems again and again (`_supports`)."""
+        """(relations, sizes, strips) of a labelling problem, hashable: the
+        runs of one descent meet the same problems again and again
+        (`_supports`)."""
         rel = [[7] * len(dims) for _ in dims]
         for a in range(len(dims)):
             for b in range(a + 1, len(dims)):
                 r = self._relation(get, dims[a], dims[b])
                 rel[a][b], rel[b][a] = r, _MIRROR[r]
-        return tuple(map(tuple, rel)), tuple(self._sizes(get, i) for i in dims)
+        return (tuple(map(tuple, rel)), tuple(self._sizes(get, i) for i in dims),
+                self._strips(get, dims))
+
+    def _strips(self, get, dims):
+        """(links, tuples): links[a] = (k, position) when dims[a] strips the
+        k-th logical dimension met, tuples[k] = that dimension's strip tuples
+        under the current domains, projected on the levels `dims` hold; None
+        when no two of `dims` could be tied by a logical dimension."""
+        if self.layout is None:
+            return None
+        groups: dict = {}  # group -> sorted levels held
+        for i in dims:
+            if self.link[i] is not None:
+                g, lv = self.link[i]
+                groups.setdefault(g, set()).add(lv)
+        if not groups:
+            return None
+        order = sorted(groups)
+        held = {g: sorted(groups[g]) for g in order}
+        tuples = tuple(tuple(sorted({tuple(t[lv] for lv in held[g])
+                                     for t in self.layout.tuples(get, g)})) for g in order)
+        k_of = {g: k for k, g in enumerate(order)}
+        links = tuple(None if self.link[i] is None else
+                      (k_of[self.link[i][0]], held[self.link[i][0]].index(self.link[i][1]))
+                      for i in dims)
+        return links, tuples
 
     def run(self, st):
         get = st.get
@@ -151,8 +198,8 @@ class ThreadLevels:
         if not threads:
             return ()
         levels, most = get(self.levels_var)[1], get(self.threads_var)[1]
-        rel, sizes = self._problem(get, threads)
-        got = _supports(levels, most, self.values, rel, sizes)
+        rel, sizes, strips = self._problem(get, threads)
+        got = _supports(levels, most, self.values, rel, sizes, strips)
         if got is None:  # out of budget: nothing proven
             return ()
         ok_rel, ok_size = got
@@ -181,21 +228,21 @@ class ThreadLevels:
 
 
 @lru_cache(maxsize=4096)
-def _supports(levels, most, values, rel, sizes):
+def _supports(levels, most, values, rel, sizes, strips=None):
     """_Search.supports as tuples; None when the search ran out of budget."""
     try:
         ok_rel, ok_size = _Search(levels, most, values, [list(r) for r in rel],
-                                  list(sizes)).supports()
+                                  list(sizes), strips).supports()
     except _OutOfBudget:
         return None
     return (None, None) if ok_rel is None else (tuple(map(tuple, ok_rel)), tuple(ok_size))
 
 
 @lru_cache(maxsize=4096)
-def _feasible(levels, most, values, rel, sizes):
+def _feasible(levels, most, values, rel, sizes, strips=None):
     """Whether a labelling exists; None when the search ran out of budget."""
     try:
-        search = _Search(levels, most, values, [list(r) for r in rel], list(sizes))
+        search = _Search(levels, most, values, [list(r) for r in rel], list(sizes), strips)
         return search.solve() is not None
     except _OutOfBudget:
         return None
@@ -204,18 +251,54 @@ def _feasible(levels, most, values, rel, sizes):
 class _Search:
     """Labellings of n thread dimensions with levels in [0, levels)."""
 
-    def __init__(self, levels, most, values, rel, sizes):
+    def __init__(self, levels, most, values, rel, sizes, strips=None):
         self.n, self.levels, self.most, self.values = len(sizes), levels, most, values
         self.rel, self.sizes = rel, sizes
         self.nodes = 0
+        # strips (see ThreadLevels._strips): per logical dimension, its
+        # tuples and the (dimension, position) pairs that read them
+        self.strips = None
+        if strips is not None:
+            links, tuples = strips
+            members = [[] for _ in tuples]
+            for a, link in enumerate(links):
+                if link is not None:
+                    members[link[0]].append((a, link[1]))
+            self.strips = list(zip(members, tuples))
+            self.bit = {x: k for k, x in enumerate(values)}
+            self.seen: dict = {}  # (labelling, level masks) -> _sizes_of
         # most constrained first: the dimensions with the fewest relations left open
         self.order = sorted(range(self.n), key=lambda a: sum(r == 7 for r in rel[a]))
 
     def _min(self, m: int) -> int:
         return self.values[(m & -m).bit_length() - 1]
 
+    def _sizes_of(self, lab, inter) -> list:
+        """The sizes the used levels can take together (a tuple per level, 0
+        for an empty one): one value from each level's mask, product within
+        `most`, and every logical dimension left a strip tuple that gives
+        each of its dimensions its level's size."""
+        key = (tuple(lab), tuple(inter))
+        got = self.seen.get(key)
+        if got is not None:
+            return got
+        per = [[self.values[k] for k in bits(m)] if m else [0] for m in inter]
+        self.nodes += math.prod(map(len, per))
+        if self.nodes > NODES:
+            raise _OutOfBudget
+        got = []
+        for pick in itertools.product(*per):
+            if math.prod(x for x in pick if x) > self.most:
+                continue
+            if all(any(all(t[p] == pick[lab[a]] for a, p in members) for t in tuples)
+                   for members, tuples in self.strips):
+                got.append(pick)
+        self.seen[key] = got
+        return got
+
     def solve(self):
-        """One labelling as (levels, per-level size masks), or None."""
+        """One labelling as (levels, per-level size masks, the sizes the
+        levels take together or None without strips), or None."""
         n, levels, rel, sizes, order = self.n, self.levels, self.rel, self.sizes, self.order
         lab = [-1] * n
         inter = [0] * levels  # per level: the sizes its members share (0: empty level)
@@ -227,9 +310,14 @@ class _Search:
                     p *= self._min(m)
             return p
 
+        found = []
+
         def go(k):
             if k == n:
-                return True
+                if self.strips is None:
+                    return True
+                found[:] = self._sizes_of(lab, inter)
+                return bool(found)
             self.nodes += 1
             if self.nodes > NODES:
                 raise _OutOfBudget
@@ -258,7 +346,7 @@ class _Search:
                 inter[lv] = old
             return False
 
-        return (lab, inter) if go(0) else None
+        return (lab, inter, found if self.strips is not None else None) if go(0) else None
 
     def supports(self):
         """(relations, sizes) some labelling supports, per pair and per
@@ -292,14 +380,20 @@ class _Search:
 
     def _mark(self, sol, ok_rel, ok_size) -> None:
         """Add what labelling `sol` supports: the relation of every pair, and
-        each size a level may take with the others at their smallest."""
-        lab, inter = sol
+        each size a level may take with the others at their smallest (with
+        strips: the sizes the levels take together)."""
+        lab, inter, together = sol
         n = self.n
         for a in range(n):
             for b in range(n):
                 if a != b:
                     la, lb = lab[a], lab[b]
                     ok_rel[a][b] |= EQ if la == lb else (LT if la < lb else GT)
+        if together is not None:
+            for pick in together:
+                for a in range(n):
+                    ok_size[a] |= 1 << self.bit[pick[lab[a]]]
+            return
         smallest = [self._min(m) if m else 1 for m in inter]
         for lv, m in enumerate(inter):
             if not m:
