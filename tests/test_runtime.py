@@ -114,7 +114,9 @@ def test_cli_run(tmp_path):
                           "--store", str(tmp_path / "r.jsonl"), "--json"],
                          capture_output=True, text=True, check=True)
     got = json.loads(out.stdout)
-    assert got["status"] == "ok" and got["target"] == "cpu_reference"
+    from workbench.runtime.calibrate import host_cpu_target
+    # cpu_reference, or this host's table once `calibrate --backend cpu` wrote one
+    assert got["status"] == "ok" and got["target"] == host_cpu_target()
     assert len(got["times_ns"]) >= 10 and got["median_ns"] > 0
     assert len(load_records(tmp_path / "r.jsonl")) == 1
     bad = subprocess.run([sys.executable, "-m", "workbench", "run", "--kernel", "axpy",
