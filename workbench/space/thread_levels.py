@@ -150,19 +150,24 @@ class ThreadLevels:
             m |= sb[k]
         return m
 
-    def _problem(self, get, dims):
-        """(relations, sizes, strips) of a labelling problem, hashable: the
-        runs of one descent meet the same problems again and again
-        (`_supports`)."""
+    def _matrix(self, get, dims) -> list:
+        """The relations of every pair of `dims`, as rows."""
         rel = [[7] * len(dims) for _ in dims]
         for a in range(len(dims)):
             for b in range(a + 1, len(dims)):
                 r = self._relation(get, dims[a], dims[b])
                 rel[a][b], rel[b][a] = r, _MIRROR[r]
-        return (tuple(map(tuple, rel)), tuple(self._sizes(get, i) for i in dims),
-                self._strips(get, dims))
+        return rel
 
-    def _strips(self, get, dims):
+    def _problem(self, get, dims, rel, tuples):
+        """(relations, sizes, strips) of a labelling problem, hashable: the
+        runs of one descent meet the same problems again and again
+        (`_supports`). `rel` holds the relations of `dims`; `tuples` caches
+        each logical dimension's strip tuples within one run."""
+        return (tuple(map(tuple, rel)), tuple(self._sizes(get, i) for i in dims),
+                self._strips(get, dims, tuples))
+
+    def _strips(self, get, dims, tuples_of: dict):
         """(links, tuples): links[a] = (k, position) when dims[a] strips the
         k-th logical dimension met, tuples[k] = that dimension's strip tuples
         under the current domains, projected on the levels `dims` hold; None
@@ -178,8 +183,11 @@ class ThreadLevels:
             return None
         order = sorted(groups)
         held = {g: sorted(groups[g]) for g in order}
-        tuples = tuple(tuple(sorted({tuple(t[lv] for lv in held[g])
-                                     for t in self.layout.tuples(get, g)})) for g in order)
+        for g in order:
+            if g not in tuples_of:
+                tuples_of[g] = self.layout.tuples(get, g)
+        tuples = tuple(tuple(sorted({tuple(t[lv] for lv in held[g]) for t in tuples_of[g]}))
+                       for g in order)
         k_of = {g: k for k, g in enumerate(order)}
         links = tuple(None if self.link[i] is None else
                       (k_of[self.link[i][0]], held[self.link[i][0]].index(self.link[i][1]))
@@ -198,7 +206,8 @@ class ThreadLevels:
         if not threads:
             return ()
         levels, most = get(self.levels_var)[1], get(self.threads_var)[1]
-        rel, sizes, strips = self._problem(get, threads)
+        matrix, tuples_of = self._matrix(get, threads), {}
+        rel, sizes, strips = self._problem(get, threads, matrix, tuples_of)
         got = _supports(levels, most, self.values, rel, sizes, strips)
         if got is None:  # out of budget: nothing proven
             return ()
@@ -218,8 +227,14 @@ class ThreadLevels:
                 mask = sum(1 << k for k, b in enumerate(self.size_bit[i]) if b & ok_size[a])
                 changed += self._restrict(st, self.size[i], mask)
         # a dimension that may still become THREAD: can a labelling take it in?
+        # (the relations among `threads` once, again only if this run pruned)
+        if maybe and changed:
+            matrix, tuples_of = self._matrix(get, threads), {}
         for i in maybe:
-            if _feasible(levels, most, self.values, *self._problem(get, threads + [i])) is False:
+            ext = [row + [self._relation(get, t, i)] for row, t in zip(matrix, threads)]
+            ext.append([_MIRROR[row[-1]] for row in ext] + [7])
+            if _feasible(levels, most, self.values,
+                         *self._problem(get, threads + [i], ext, tuples_of)) is False:
                 changed += self._restrict(st, self.kind[i], ~self.thread[i])
         return changed
 
