@@ -166,3 +166,27 @@ def test_a_stuck_state_of_the_clauses_is_a_dead_end_sooner():
     with pytest.raises(wb.DeadEnd, match="thread levels"):
         for name, objs, value in STUCK:
             c = c.apply(name, objs, value)
+
+
+def test_joint_search_past_its_budget_falls_back(monkeypatch):
+    """A joint search that runs out of nodes answers as the thread levels
+    alone would, never with nothing (reading the strips must not prune less:
+    a fuzzing review found axpy n=256 states where it had)."""
+    from workbench.space import thread_levels as tl
+    rel = ((7, 2), (4, 7))  # d0 outside d1
+    sizes = (0b11, 0b110)
+    strips = (((0, 0), (0, 1)), (((1, 2), (2, 2), (2, 4)),))
+    plain = tl._supports(2, 1024, VALUES, rel, sizes)
+    assert plain is not None
+
+    def out_of_budget(self, lab, inter):
+        raise tl._OutOfBudget
+    monkeypatch.setattr(tl._Search, "_sizes_of", out_of_budget)
+    tl._supports.cache_clear()
+    tl._feasible.cache_clear()
+    try:
+        assert tl._supports(2, 1024, VALUES, rel, sizes, strips) == plain
+        assert tl._feasible(2, 1024, VALUES, rel, sizes, strips) is True
+    finally:
+        tl._supports.cache_clear()
+        tl._feasible.cache_clear()

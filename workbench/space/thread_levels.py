@@ -244,23 +244,26 @@ class ThreadLevels:
 
 @lru_cache(maxsize=4096)
 def _supports(levels, most, values, rel, sizes, strips=None):
-    """_Search.supports as tuples; None when the search ran out of budget."""
+    """_Search.supports as tuples; None when the search ran out of budget.
+    A joint search (strips) past its budget falls back to the thread levels
+    alone, so reading the strips never prunes less than not reading them."""
     try:
         ok_rel, ok_size = _Search(levels, most, values, [list(r) for r in rel],
                                   list(sizes), strips).supports()
     except _OutOfBudget:
-        return None
+        return None if strips is None else _supports(levels, most, values, rel, sizes)
     return (None, None) if ok_rel is None else (tuple(map(tuple, ok_rel)), tuple(ok_size))
 
 
 @lru_cache(maxsize=4096)
 def _feasible(levels, most, values, rel, sizes, strips=None):
-    """Whether a labelling exists; None when the search ran out of budget."""
+    """Whether a labelling exists; None when the search ran out of budget
+    (a joint one falling back to the thread levels alone, as `_supports`)."""
     try:
         search = _Search(levels, most, values, [list(r) for r in rel], list(sizes), strips)
         return search.solve() is not None
     except _OutOfBudget:
-        return None
+        return None if strips is None else _feasible(levels, most, values, rel, sizes)
 
 
 class _Search:
