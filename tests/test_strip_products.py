@@ -169,3 +169,27 @@ def test_joint_thread_levels_lose_no_solution():
                                                at=(3, 6, 9, 12, 20))
     assert more > 0
     assert witnesses_replay([weak_root, *starts], replay) >= 4
+
+
+# A state a fuzzing review met on axpy n=256 (random-order descent, seed 9):
+# the joint search ran past its node budget, and before the fallback the
+# thread levels then pruned nothing, leaving eight domains larger than the
+# thread levels alone left them (thread_mapping(d9, d10): IN, MAPPED, OUT
+# against IN).
+PAST_BUDGET = [
+    ("dim_kind", ("d4",), "THREAD"), ("thread_mapping", ("d6", "d9"), "NOT_THREADS"),
+    ("order", ("d2", "d6"), "BEFORE"), ("size", ("d2",), "1"),
+    ("thread_mapping", ("d7", "d9"), "OUT"), ("order", ("d3", "d9"), "BEFORE"),
+    ("order", ("d0", "d7"), "BEFORE"), ("cache", ("ld_x",), "NONE"),
+    ("thread_mapping", ("d1", "d10"), "IN"), ("thread_mapping", ("d0", "d4"), "IN")]
+
+
+def test_joint_levels_past_their_budget_prune_no_less():
+    kernel = wb.kernels.build_kernel("axpy", {"n": 256})
+    weak, strong = alone_root(kernel), wb.Candidate.root(kernel)
+    for name, objs, value in PAST_BUDGET:
+        weak, strong = weak.apply(name, objs, value), strong.apply(name, objs, value)
+    assert strong.domain("thread_mapping", ("d9", "d10")) == {"IN"}
+    for ch in weak.choices():
+        if ch.name in ("thread_mapping", "order", "size", "dim_kind"):
+            assert strong.domain(ch.name, ch.objects) <= weak.domain(ch.name, ch.objects)
