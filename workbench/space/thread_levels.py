@@ -44,8 +44,6 @@ search passes its node budget prunes only what it proved.
 
 from __future__ import annotations
 
-import itertools
-import math
 from functools import lru_cache
 
 from .propagators import bits
@@ -300,17 +298,27 @@ class _Search:
         got = self.seen.get(key)
         if got is not None:
             return got
+        # sizes ascending (values are sorted), so a level stops at its first
+        # size that pushes the product past `most`; each size tried is a node
         per = [[self.values[k] for k in bits(m)] if m else [0] for m in inter]
-        self.nodes += math.prod(map(len, per))
-        if self.nodes > NODES:
-            raise _OutOfBudget
-        got = []
-        for pick in itertools.product(*per):
-            if math.prod(x for x in pick if x) > self.most:
-                continue
-            if all(any(all(t[p] == pick[lab[a]] for a, p in members) for t in tuples)
-                   for members, tuples in self.strips):
-                got.append(pick)
+        got, pick, most, strips = [], [0] * len(per), self.most, self.strips
+
+        def go(lv: int, prod: int) -> None:
+            if lv == len(per):
+                if all(any(all(t[p] == pick[lab[a]] for a, p in members) for t in tuples)
+                       for members, tuples in strips):
+                    got.append(tuple(pick))
+                return
+            for x in per[lv]:
+                self.nodes += 1
+                if self.nodes > NODES:
+                    raise _OutOfBudget
+                if x and prod * x > most:
+                    break
+                pick[lv] = x
+                go(lv + 1, prod * (x or 1))
+
+        go(0, 1)
         self.seen[key] = got
         return got
 
