@@ -299,20 +299,21 @@ class _Search:
         if got is not None:
             return got
         # sizes ascending (values are sorted), so a level stops at its first
-        # size that pushes the product past `most`; each size tried is a node
+        # size that pushes the product past `most`; each pick checked against
+        # the strips is a node
         per = [[self.values[k] for k in bits(m)] if m else [0] for m in inter]
         got, pick, most, strips = [], [0] * len(per), self.most, self.strips
 
         def go(lv: int, prod: int) -> None:
             if lv == len(per):
+                self.nodes += 1
+                if self.nodes > NODES:
+                    raise _OutOfBudget
                 if all(any(all(t[p] == pick[lab[a]] for a, p in members) for t in tuples)
                        for members, tuples in strips):
                     got.append(tuple(pick))
                 return
             for x in per[lv]:
-                self.nodes += 1
-                if self.nodes > NODES:
-                    raise _OutOfBudget
                 if x and prod * x > most:
                     break
                 pick[lv] = x
