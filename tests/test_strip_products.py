@@ -73,6 +73,16 @@ def test_mapped_levels_of_one_logical_dimension_share_a_size():
     assert "MAPPED" not in c.domain("thread_mapping", ("d8", "d29"))
 
 
+def root_with(kernel, *builders):
+    """A root (and the problems it extends to) with only these global
+    propagators; a distinct `prune` keeps it out of the kernel's root cache."""
+    Problem._globals = builders
+    try:
+        return wb.Candidate.root(kernel, prune=lambda k: ())
+    finally:
+        Problem._globals = True
+
+
 def test_no_solution_lost_where_it_prunes():
     """The law of test_thread_levels, on the size where the strip products
     do prune (matmul 64×64×32) and against the thread levels alone, so that
@@ -80,11 +90,7 @@ def test_no_solution_lost_where_it_prunes():
     prunes more at least once, never leaves a larger domain, and every
     implementation found without it replays with it to the same digest."""
     kernel = wb.kernels.build_kernel("matmul", MATMUL)
-    Problem._globals = (ThreadLevels.build,)
-    try:
-        weak_root = wb.Candidate.root(kernel, prune=lambda k: ())
-    finally:
-        Problem._globals = True
+    weak_root = root_with(kernel, ThreadLevels.build)
     weak = weak_root.problem
     assert [type(weak.instances[i]) for i in weak.lazy] == [ThreadLevels]
     strong = wb.Candidate.root(kernel).problem
@@ -107,12 +113,8 @@ class _Alone(ThreadLevels):
 
 def alone_root(kernel):
     """A root whose thread levels do not read the strip tuples (the strip
-    products still run); a distinct `prune` keeps it out of the root cache."""
-    Problem._globals = (_Alone.build, StripProducts.build)
-    try:
-        return wb.Candidate.root(kernel, prune=lambda k: ())
-    finally:
-        Problem._globals = True
+    products still run)."""
+    return root_with(kernel, _Alone.build, StripProducts.build)
 
 
 # Met by a random-order descent with one-step look-ahead on matmul 64×64×32
