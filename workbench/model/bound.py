@@ -412,6 +412,10 @@ class _Model:
         LOOP dims are printed with `#pragma unroll 1`)."""
         f = self.f
         edges, chains = self.deps
+        # a GPU issues a warp's instructions in order, so an iteration waits
+        # for every dependency inside it; on a CPU (out of order) only those
+        # a communication names by its pairs, as the CPU timings have checked
+        in_order = self.hw.runs == "cuda"
         out = []
         for d in self.k.dims():
             if f.kinds(d) != {DimKind.LOOP}:
@@ -421,10 +425,10 @@ class _Model:
                 continue
             inner = []
             for a, b, w, o in edges:
-                if o is None or a not in body or b not in body:
+                if o is None or a not in body or b not in body or o.kind != "inst":
                     continue
-                if o.kind == "inst" and any(f.surely_merged(p, d) and f.surely_merged(q, d)
-                                            for p, q in o.pairs):
+                if any(f.surely_merged(p, d) and f.surely_merged(q, d) for p, q in o.pairs) \
+                        or in_order and self._same_iteration(a, b, d):
                     inner.append((a, b, w, o))
             weight = {s.name: self.latency(s) for s in body if s.name in chains
                       and any(f.surely_merged(r, d) for r in s.reduction_dims())}
@@ -447,6 +451,13 @@ class _Model:
             out.append(loop_node(self.hw, [e.name for e in merged], [e.label for e in merged],
                                  iters, times, per))
         return out
+
+    def _same_iteration(self, a, b, d) -> bool:
+        """`b` reads `a`'s value of the same iteration of `d`: both iterate on
+        one dimension that is `d` or surely merged with it (a lowered load
+        sits in its consumer's own dimensions, so the communication names no
+        pair of dimensions; thesis eq. 5.45's path through one iteration)."""
+        return any(e in b.dims and self.f.surely_merged(e, d) for e in a.dims)
 
     def _sub_path(self, edges, weight):
         best = (0.0, [], [])
