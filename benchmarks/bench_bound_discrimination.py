@@ -28,6 +28,12 @@ def differs(kids) -> bool:
     return len(alive) > 1
 
 
+def spread(kids) -> float:
+    """Largest child bound over the smallest, minus one (0: all equal)."""
+    alive = [k.value_ns for k in kids if k.bound is not None]
+    return max(alive) / min(alive) - 1 if alive and min(alive) > 0 else 0.0
+
+
 def root_figure(root, target) -> dict:
     b = wb.bound(root, target)
     chs = [c for c in root.choices() if c.name in ("dim_kind", "size")]
@@ -38,7 +44,8 @@ def root_figure(root, target) -> dict:
 
 def descents(root, target, order, n, seed) -> dict:
     rng = random.Random(seed)
-    total = hit = 0
+    total = hit = big = 0
+    spreads: list = []  # of the differing decisions
     per: dict = {}  # choice name -> [decisions, differing]
     for _ in range(n):
         cand, b = root, wb.bound(root, target)
@@ -53,13 +60,19 @@ def descents(root, target, order, n, seed) -> dict:
                 break  # a dead end: this descent stops
             total += 1
             hit += differs(kids)
+            if differs(kids):
+                spreads.append(spread(kids))
+                big += spreads[-1] >= 0.01
             row = per.setdefault(ch.name, [0, 0])
             row[0] += 1
             row[1] += differs(kids)
             k = rng.choice(alive)
             cand = cand.apply(ch.name, ch.objects, k.value)
             b = k.bound
+    spreads.sort()
     return {"decisions": total, "differing": hit, "share": hit / max(total, 1),
+            "differing_by_1pct": big,
+            "spread_median": spreads[len(spreads) // 2] if spreads else 0.0,
             "by_choice": {k: {"decisions": a, "differing": b} for k, (a, b) in sorted(per.items())}}
 
 
@@ -82,7 +95,9 @@ def main(argv=None) -> int:
           f"with differing bounds")
     d = descents(root, args.target, args.order, args.descents, args.seed)
     print(f"{args.descents} descents ({args.order} order): {d['differing']} of "
-          f"{d['decisions']} decisions ({100 * d['share']:.0f} %) show differing child bounds")
+          f"{d['decisions']} decisions ({100 * d['share']:.0f} %) show differing child bounds, "
+          f"{d['differing_by_1pct']} by 1 % or more (median spread "
+          f"{100 * d['spread_median']:.1f} %)")
     for name, row in d["by_choice"].items():
         print(f"  {name:>16}: {row['differing']:3d} of {row['decisions']:3d}")
     out = {"date": time.strftime("%Y-%m-%d"), "kernel": f"matmul {args.m}x{args.n}x{args.k}",

@@ -83,7 +83,10 @@ def test_loop_control_overhead():
     2 · 2 · 4,096 = 32,768 cycles at one per cycle. Each iteration of x also
     waits for its load before the store of the same iteration (both iterate
     on x: in-order issue, thesis eq. 5.45), at least an L1 hit, 28 cycles:
-    4,096 · 28 = 114,688 cycles = 57,923.2 ns, the bound. On the CPU
+    4,096 · 28 = 114,688 cycles; z waits for its load of the temporary,
+    which may sit in shared memory (19 cycles): 4,096 · 19 = 77,824 cycles.
+    z surely runs after x, so the thread takes at least 192,512 cycles =
+    97,228.3 ns, the bound (eq. 5.42: loops one after another add up). On the CPU
     table each iteration but the last is a taken branch: 2 · 4,095 = 8,190
     at 2 per cycle, below the 16,384 memory operations at 4 per cycle (4,096
     cycles at 6.2 GHz = 660.6 ns)."""
@@ -93,12 +96,35 @@ def test_loop_control_overhead():
     assert issue.fields["amount"] == 32768
     assert {n.fields["statement"] for n in issue.children} >= {"loop x_n0 (control)",
                                                               "loop z_n0 (control)"}
-    loop = next(n for n in b.justification.walk() if n.kind == "LoopLevel")
-    assert "each at least 28 cycles" in loop.text
-    assert b.value_ns == pytest.approx(4096 * 28 / 1.98)
+    loops = {n.fields["dims"][0]: n for n in b.justification.walk() if n.kind == "LoopLevel"}
+    x, z = (d.name for d in c.kernel.dims())
+    assert loops[x].fields["cycles"] == 4096 * 28 and loops[z].fields["cycles"] == 4096 * 19
+    seq = next(n for n in b.justification.walk() if n.text.startswith("sequential loops"))
+    assert seq.fields["cycles"] == 4096 * (28 + 19)
+    assert b.value_ns == pytest.approx(4096 * 47 / 1.98)
     cpu = wb.bound(c, "cpu_reference")
     assert _usage(cpu, "block", "branch").fields["amount"] == pytest.approx(2 * 4095)
     assert cpu.value_ns == pytest.approx(4096 / 6.2)
+
+
+def test_reduction_loop_executions():
+    """matmul 16³ with the multiply-add's k0 a LOOP of 8 inside its m0, a
+    LOOP of 4: the reduction's chain is the multiply-add on itself, 4
+    cycles on h200. One execution spaces its 8 issues by 4 cycles (28
+    cycles from first to last), but the next execution's first step reads
+    nothing of the last one, so the 4 executions take at least 4 · 7 · 4 =
+    112 cycles of issues, and the last result 4 more: 116, not 4 · 8 · 4."""
+    c = wb.Candidate.root(wb.kernels.matmul(16, 16, 16))
+    dims = {d.label: d.name for d in c.kernel.dims()}
+    for label in ("c_m0", "c_k0"):
+        c = c.apply("dim_kind", (dims[label],), "LOOP")
+    c = c.apply("order", (dims["c_m0"], dims["c_k0"]), "OUT")
+    c = c.apply("size", (dims["c_m0"],), "4").apply("size", (dims["c_k0"],), "8")
+    b = wb.bound(c, "h200")
+    loop = next(n for n in b.justification.walk()
+                if n.kind == "LoopLevel" and n.fields["dims"] == [dims["c_k0"]])
+    assert (loop.fields["iterations"], loop.fields["times"]) == (8, 4)
+    assert loop.fields["span"] == 4 * 7 * 4 and loop.fields["cycles"] == 116
 
 
 def test_kepler_memory_and_dual_issue():

@@ -406,10 +406,11 @@ class _Model:
                 kids.append(dependency_node(self.hw, n, n, weight[n], int(chains[n])))
         return chain_node(self.hw, path, cycles, kids, "in one thread")
 
-    def loop_chains(self) -> list[Justification]:
+    def loop_chains(self) -> list[tuple]:
         """Surely sequential (LOOP) dimensions: each iteration waits for the
         dependencies its body carries within the iteration (in-order issue;
-        LOOP dims are printed with `#pragma unroll 1`)."""
+        LOOP dims are printed with `#pragma unroll 1`). (dimension, its
+        LoopLevel node) for each."""
         f = self.f
         edges, chains = self.deps
         # a GPU issues a warp's instructions in order, so an iteration waits
@@ -448,9 +449,63 @@ class _Model:
             kids = [dependency_node(self.hw, a, b, w) for a, b, w in why]
             per = chain_node(self.hw, path, cycles, kids, "within one iteration")
             merged = [e for e in self.k.dims() if f.surely_merged(e, d)]
-            out.append(loop_node(self.hw, [e.name for e in merged], [e.label for e in merged],
-                                 iters, times, per))
+            # from the first issue of an execution to its last: a path a → b
+            # inside an iteration spaces the issues of b by `cycles` (the next
+            # a issues after b); a self-dependency alone spaces its own issues,
+            # so an execution spans one step less, and only the last result
+            # is waited for (executions of a loop may be independent)
+            alone = len(path) == 1
+            span = times * (iters - alone) * cycles
+            out.append((d, loop_node(self.hw, [e.name for e in merged],
+                                     [e.label for e in merged], iters, times, per,
+                                     total=span + alone * cycles, span=span)))
         return out
+
+    def loop_sequence(self, loops) -> Justification | None:
+        """Loops that surely run one after another add up (thesis eqs. 5.42
+        and 5.45, the path through G_c that crosses loop levels in program
+        order): in one thread every execution of a loop is an interval of
+        at least its term, and a loop surely BEFORE another ends before the
+        other starts, so the heaviest path of the "surely before" graph
+        over the loop terms bounds the thread. None when no path has two
+        loops."""
+        if len(loops) < 2:
+            return None
+        f = self.f
+        loops = sorted(loops, key=lambda t: t[0].name)
+        best: dict = {}  # dim name -> (cycles, [(dim, node)]): heaviest path ending there
+        # surely-before is acyclic on a live candidate: relax in topological order
+        ts = graphlib.TopologicalSorter({d.name: set() for d, _ in loops})
+        for d, _ in loops:
+            for e, _ in loops:
+                if e is not d and f.order(e, d) == {Order.BEFORE}:
+                    ts.add(d.name, e.name)
+        try:
+            order = list(ts.static_order())
+        except graphlib.CycleError:  # no implementation: any bound holds, keep none
+            return None
+        by_name = {d.name: (d, n) for d, n in loops}
+        for name in order:  # heaviest path by spans: a loop's issues end where the next's begin
+            d, node = by_name[name]
+            own = node.fields["span"]
+            got = (own, [(d, node)])
+            for e, _ in loops:
+                if e.name in best and f.order(e, d) == {Order.BEFORE}:
+                    c = best[e.name][0] + own
+                    if c > got[0]:
+                        got = (c, best[e.name][1] + [(d, node)])
+            best[name] = got
+        # the last loop's last result is waited for
+        ends = [(c + p[-1][1].fields["cycles"] - p[-1][1].fields["span"], p)
+                for c, p in best.values()]
+        cycles, path = max(ends, key=lambda t: (t[0], len(t[1])))
+        if len(path) < 2:
+            return None
+        labels = " + ".join("/".join(n.fields["dims"]) for _, n in path)
+        return Justification("Chain", self.hw.ns(cycles),
+                             f"sequential loops one after another: {labels}: {cycles:,.0f} cycles",
+                             {"cycles": cycles, "loops": [n.fields["dims"] for _, n in path]},
+                             [n for _, n in path])
 
     def _same_iteration(self, a, b, d) -> bool:
         """`b` reads `a`'s value of the same iteration of `d`: both iterate on
@@ -480,7 +535,10 @@ class _Model:
         sequential loops do not depend on how open dimensions map to
         parallelism levels, so every level's bound is at least that chain."""
         _, issue_node, _ = self.level_latency(0)
-        chains = sorted([self.thread_chain(), *self.loop_chains()], key=lambda n: -n.value_ns)
+        loops = self.loop_chains()
+        seq = self.loop_sequence(loops) if self.hw.runs == "cuda" else None
+        chains = sorted([self.thread_chain(), *(n for _, n in loops), *([seq] if seq else [])],
+                        key=lambda n: -n.value_ns)
         terms = list(chains)
         if issue_node is not None:
             terms.append(issue_node)

@@ -129,14 +129,23 @@ def chain_node(hw: Hardware, path: list, cycles: float, deps: list, where: str
 
 
 def loop_node(hw: Hardware, dims: list, labels: list, iterations: int, times: int,
-              per_iteration: Justification) -> Justification:
-    cycles = per_iteration.fields["cycles"] * iterations * times
+              per_iteration: Justification, total: float | None = None,
+              span: float | None = None) -> Justification:
+    """A sequential loop's term: `total` cycles (default iterations × times
+    × the chain of one iteration); `span`, the cycles from the first issue
+    of its executions to the last (what loops one after another add up)."""
+    each = per_iteration.fields["cycles"]
+    cycles = each * iterations * times if total is None else total
     rep = f" × {times} executions" if times > 1 else ""
     text = (f"sequential loop {'/'.join(dims)} ({'/'.join(labels)}): {iterations} iterations"
-            f"{rep}, each at least {per_iteration.fields['cycles']:g} cycles")
+            f"{rep}, each at least {each:g} cycles")
+    if cycles != each * iterations * times:
+        text += (f" ({cycles:,.0f} cycles: an execution need not wait for the last result "
+                 "of the one before)")
     return Justification("LoopLevel", hw.ns(cycles), text,
                          {"dims": dims, "iterations": iterations, "times": times,
-                          "cycles": cycles}, [per_iteration])
+                          "cycles": cycles, "span": cycles if span is None else span},
+                         [per_iteration])
 
 
 def parallelism_node(hw: Hardware, level: str, inner: Justification, eta_min: int,
