@@ -59,13 +59,14 @@ def descents(root, target, order, n, seed) -> dict:
             if not alive:
                 break  # a dead end: this descent stops
             total += 1
-            hit += differs(kids)
-            if differs(kids):
+            diff = differs(kids)
+            hit += diff
+            if diff:
                 spreads.append(spread(kids))
                 big += spreads[-1] >= 0.01
             row = per.setdefault(ch.name, [0, 0])
             row[0] += 1
-            row[1] += differs(kids)
+            row[1] += diff
             k = rng.choice(alive)
             cand = cand.apply(ch.name, ch.objects, k.value)
             b = k.bound

@@ -473,27 +473,23 @@ class _Model:
             return None
         f = self.f
         loops = sorted(loops, key=lambda t: t[0].name)
-        best: dict = {}  # dim name -> (cycles, [(dim, node)]): heaviest path ending there
-        # surely-before is acyclic on a live candidate: relax in topological order
-        ts = graphlib.TopologicalSorter({d.name: set() for d, _ in loops})
-        for d, _ in loops:
-            for e, _ in loops:
-                if e is not d and f.order(e, d) == {Order.BEFORE}:
-                    ts.add(d.name, e.name)
+        # before[d]: the loops surely before d; acyclic on a live candidate
+        before = {d.name: [e.name for e, _ in loops if e is not d
+                           and f.order(e, d) == {Order.BEFORE}] for d, _ in loops}
         try:
-            order = list(ts.static_order())
+            order = list(graphlib.TopologicalSorter(before).static_order())
         except graphlib.CycleError:  # no implementation: any bound holds, keep none
             return None
         by_name = {d.name: (d, n) for d, n in loops}
+        best: dict = {}  # dim name -> (cycles, [(dim, node)]): heaviest path ending there
         for name in order:  # heaviest path by spans: a loop's issues end where the next's begin
             d, node = by_name[name]
             own = node.fields["span"]
             got = (own, [(d, node)])
-            for e, _ in loops:
-                if e.name in best and f.order(e, d) == {Order.BEFORE}:
-                    c = best[e.name][0] + own
-                    if c > got[0]:
-                        got = (c, best[e.name][1] + [(d, node)])
+            for e in before[name]:
+                c = best[e][0] + own
+                if c > got[0]:
+                    got = (c, best[e][1] + [(d, node)])
             best[name] = got
         # the last loop's last result is waited for
         ends = [(c + p[-1][1].fields["cycles"] - p[-1][1].fields["span"], p)
