@@ -195,3 +195,84 @@ def test_joint_levels_past_their_budget_prune_no_less():
     for ch in weak.choices():
         if ch.name in ("thread_mapping", "order", "size", "dim_kind"):
             assert strong.domain(ch.name, ch.objects) <= weak.domain(ch.name, ch.objects)
+
+
+class _NoClasses(StripProducts):
+    """The strip products counting a quotient's classes only through their
+    representatives (the peer of the class-term laws)."""
+
+    __slots__ = ()
+    class_terms = False
+
+
+# init's own m0, m1 and n1 (d24, d25, d28) unrolled with sizes 16, 2 and 16
+# reach the target's limit of 512 by themselves; ld_a's k0 (d3) is a k
+# dimension, so it never merges with them: init surely nested in it and it
+# surely unrolled make a class of its own, counted whoever represents it.
+# The counter alone read init's unroll factor from its representatives,
+# none of them sure (each could still merge with an earlier dimension).
+UNROLLED_512 = [("dim_kind", ("d24",), "UNROLL"), ("size", ("d24",), "16"),
+                ("dim_kind", ("d25",), "UNROLL"), ("size", ("d25",), "2"),
+                ("dim_kind", ("d28",), "UNROLL"), ("size", ("d28",), "16"),
+                ("order", ("d3", "init"), "OUT")]
+
+
+def test_a_class_counts_whoever_represents_it():
+    kernel = wb.kernels.build_kernel("matmul", MATMUL)
+    peer = root_with(kernel, ThreadLevels.build, _NoClasses.build)
+    strong = wb.Candidate.root(kernel)
+    assert "MERGED" not in strong.domain("order", ("d3", "d25"))
+    for name, objs, value in UNROLLED_512:
+        peer, strong = peer.apply(name, objs, value), strong.apply(name, objs, value)
+    # d3 unrolled must be of size 1; of size 2 it cannot be unrolled
+    assert strong.apply("dim_kind", ("d3",), "UNROLL").domain("size", ("d3",)) == {"1"}
+    assert "UNROLL" not in strong.apply("size", ("d3",), "2").domain("dim_kind", ("d3",))
+    # the peer takes both and reads an unroll factor of 2 at least (it is 1,024)
+    both = peer.apply("dim_kind", ("d3",), "UNROLL").apply("size", ("d3",), "2")
+    assert both.counter("unroll_factor", ("init",))[0] < 512
+
+
+# The stuck state of bench_stuck.py --seed 16 (look-ahead only, matmul
+# 64×64×32), reduced by its explanation to these ten decisions: init is then
+# nested in four unrolled classes (1,024 instances) but the counter read 4,
+# and the person was stuck at dim_kind(d0), both values failing on it. With
+# the class terms the tenth decision is the dead end, a red button.
+STUCK_CLASSES = [
+    ("thread_mapping", ("d12", "d15"), "IN"), ("size", ("d6",), "16"),
+    ("order", ("d9", "d27"), "IN"), ("thread_mapping", ("d1", "d27"), "OUT"),
+    ("order", ("d10", "d28"), "AFTER"), ("dim_kind", ("d3",), "UNROLL"),
+    ("thread_mapping", ("d5", "d23"), "MAPPED"), ("order", ("d3", "d25"), "OUT"),
+    ("order", ("st_ld_b_mad", "d0"), "IN"), ("thread_mapping", ("d20", "d21"), "IN")]
+
+
+def test_the_seed_16_stuck_state_is_a_dead_end():
+    kernel = wb.kernels.build_kernel("matmul", MATMUL)
+    peer = root_with(kernel, ThreadLevels.build, _NoClasses.build)
+    strong = wb.Candidate.root(kernel)
+    for name, objs, value in STUCK_CLASSES:
+        peer = peer.apply(name, objs, value)
+    for value in ("LOOP", "UNROLL"):
+        with pytest.raises(wb.DeadEnd, match="unroll_factor"):
+            peer.apply("dim_kind", ("d0",), value)
+    for name, objs, value in STUCK_CLASSES[:-1]:
+        strong = strong.apply(name, objs, value)
+    with pytest.raises(wb.DeadEnd):
+        strong.apply(*STUCK_CLASSES[-1])
+
+
+def test_class_terms_lose_no_solution():
+    """The law once more: the class terms against the strip products
+    without them (domains never larger, smaller at least once, every
+    implementation found without them replays with them), from the state
+    above where they prune (random paths from the root seldom meet them)."""
+    kernel = wb.kernels.build_kernel("matmul", MATMUL)
+    weak_root = root_with(kernel, ThreadLevels.build, _NoClasses.build)
+    for name, objs, value in UNROLLED_512:
+        weak_root = weak_root.apply(name, objs, value)
+
+    def replay(trail):
+        return wb.Candidate.replay(kernel, trail)
+    starts, more = stronger_along_random_paths(weak_root, replay, random.Random(3), descents=6,
+                                               at=(9, 12, 16, 20))
+    assert more > 0
+    assert witnesses_replay([weak_root, *starts], replay) >= 4

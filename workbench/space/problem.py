@@ -203,13 +203,13 @@ class Problem:
         self._make_vars()
         self._masks: dict = {}  # (condition, mirrored) -> its value mask
         self._make_instances()
-        del self._masks
         self.lazy: list[int] = []  # global propagators: run by fixpoint once the queue is empty
         for build in (GLOBALS if self._globals is True else self._globals or ()):
-            inst = build(self)
+            inst = build(self)  # may read literals of the space (the class terms)
             if inst is not None:
                 self._add(inst)
                 self.lazy.append(inst.id)
+        del self._masks
         # wake[v]: (mask, instances) groups. A clause only needs to run when
         # one of its literals became false, so a MASK literal wakes its clause
         # only once the domain of v misses the mask; -1: wake on any change.
@@ -395,12 +395,16 @@ class Problem:
                     static = len(lits) == 1 and lits[0][0] == MASK
                     self._add(Clause(lits, label, objs), static)
         self.counter_ids: list[int] = []  # the Counter instances (global propagators read them)
+        # per Counter instance: its counter statement and each term's object
+        # ids (the class counters read the quotient a term iterates over)
+        self.counter_sources: list[tuple] = []
         for g in self.space.counters:
             for env, ids in self.bindings(g.params):
                 objs = tuple(ids[b.var] for b in g.params)
                 var = self.index[(g.choice, objs)][0]
-                terms = []
+                terms, term_ids = [], []
                 for tenv, tids in self.bindings(g.foralls, (), env, ids):
+                    term_ids.append(tids)
                     delta = -1
                     if g.delta is not None:
                         allp = tuple(g.params) + tuple(g.foralls)
@@ -414,6 +418,7 @@ class Problem:
                     terms.append((delta, side))
                 info = self.space.choices[g.choice]
                 self.counter_ids.append(len(self.instances))
+                self.counter_sources.append((g, term_ids))
                 self._add(Counter(var, g.op, terms, info.half, f"counter {g.choice}", objs))
         for g in self.space.triggers:
             for env, ids in self.bindings(g.foralls):

@@ -21,6 +21,17 @@ every level keeps only the sizes some tuple left uses. Both equalities are
 constraints of the space, so nothing removed has an implementation: this is
 a redundant propagator, and the laws compare propagation with and without it
 (`Problem._globals`).
+
+A counter over a quotient (`unroll_factor` over `IterationDims`: one
+representative per class of merged dimensions) counts each class through its
+representative, whose term stays open while the class may still take an
+earlier member. So the counter alone read 4 where `init`, surely nested in
+four surely UNROLL dimensions of sizes 16, 2, 16 and 2 that can never merge
+with one another, unrolls 1,024 times (the stuck state of seed 16, issue
+"never stuck"). Merged dimensions have one kind and one size (gpu.space), so
+each class holding a surely iterated, surely unrolled dimension counts that
+dimension's size whoever represents it: the *class terms* below count such
+dimensions that surely lie in distinct classes (no two may merge).
 """
 
 from __future__ import annotations
@@ -34,14 +45,19 @@ from .propagators import INF, bits
 STRIP = 'strip_mining_factor($logical) == "$logical.size"'
 TILE = "size($dim) == size($rep)"
 MAPPED = "thread_mapping($a, $b) is not MAPPED || size($a) == size($b)"
+# what merged dimensions share, so that a class counts the same through any member
+MERGED_KIND = "order($a, $b) is not MERGED || dim_kind($a) == dim_kind($b)"
+MERGED_SIZE = "order($a, $b) is not MERGED || size($a) == size($b)"
 
 
 class StripProducts:
     """A propagator instance over every size of a problem."""
 
-    __slots__ = ("counters", "groups", "id", "mapped", "objects", "origin", "universes")
+    __slots__ = ("classes", "counters", "groups", "id", "mapped", "objects", "origin",
+                 "universes")
     trigger = False
     lazy = True  # run once the clauses are at their fixpoint (propagators.fixpoint)
+    class_terms = True  # count quotient counters by class (off: the peer of the laws)
 
     @classmethod
     def build(cls, problem) -> StripProducts | None:
@@ -60,7 +76,9 @@ class StripProducts:
         # counters[c] = (counter variable, [(delta or -1, group, level)]): the
         # mul counters whose every term is a size this propagator knows
         self.counters: list = []
-        for i in problem.counter_ids:
+        # classes[c]: the class terms of counter c (ClassTerms), or None
+        self.classes: list = []
+        for i, (g, term_ids) in zip(problem.counter_ids, problem.counter_sources):
             inst = problem.instances[i]
             if inst.op != "mul":
                 continue
@@ -69,6 +87,8 @@ class StripProducts:
             terms = [(delta, *where[side[1]]) for delta, side in inst.terms]
             if terms:
                 self.counters.append((inst.var, terms))
+                self.classes.append(ClassTerms.build(problem, g, term_ids)
+                                    if self.class_terms else None)
         # mapped[p] = (thread_mapping variable, its MAPPED bit, (group, level)
         # of each side): mapped dimensions have one size (gpu.space:273), so
         # two levels of one logical dimension, or of two, must agree
@@ -92,6 +112,9 @@ class StripProducts:
             for delta, _, _ in terms:
                 if delta >= 0:
                     yield delta
+        for c in self.classes:
+            if c is not None:
+                yield from c.vars()
 
     def run(self, st):
         doms = self._domains(st.get)
@@ -101,8 +124,11 @@ class StripProducts:
                 raise st.problem.dead_end(self.id, self.groups[g][1][0][0])
         maybe = self._mapped_sure(st, tuples)
         changed: list = []
-        for var, terms in self.counters:
-            self._counter(st, var, terms, tuples, changed)
+        for (var, terms), classes in zip(self.counters, self.classes):
+            if classes is None:
+                self._counter(st, var, terms, tuples, changed)
+            else:
+                self._class_counter(st, var, terms, classes, tuples, changed)
         keep = [[{t[level] for t in ts} for level in range(len(dom))]
                 for ts, dom in zip(tuples, doms)]
         self._mapped_maybe(st, maybe, tuples, keep, changed)
@@ -173,6 +199,33 @@ class StripProducts:
                 if st.restrict(delta, 1, self.id):
                     changed.append(delta)
 
+    def _class_counter(self, st, var, terms, classes, tuples, changed) -> None:
+        """A mul counter over a quotient: its least product counts, besides
+        the terms surely counted, every class term surely apart from the
+        others taken; the open terms and class literals that would push it
+        past its maximum go."""
+        get = st.get
+        most = get(var)[1]
+        if most >= INF:
+            return
+        taken, maybe, near = classes.split(get, terms, tuples)
+        if not taken and not maybe and not near:
+            return
+        sure = _multiplicities(terms, taken, tuples)
+        least = {g: _least(tuples[g], m) for g, m in sure.items()}
+        lo = math.prod(least.values())
+        if lo > most:
+            raise st.problem.dead_end(self.id, var)
+        for g, m in sure.items():
+            tuples[g] = _within(tuples[g], m, most // (lo // least[g]))
+        # an open term or class literal: what the product would be if it held,
+        # over the terms taken that surely stay apart from it
+        for k, restrict in [(k, (terms[k][0], 1)) for k in maybe] + near:
+            m = _multiplicities(terms, classes.apart_from(get, k, taken) + [k], tuples)
+            if math.prod(_least(tuples[g], x) for g, x in m.items()) > most:
+                if st.restrict(*restrict, self.id):
+                    changed.append(restrict[0])
+
     def _mapped_maybe(self, st, maybe, tuples, keep, changed) -> None:
         """MAPPED is out where no tuple gives both levels one size."""
         same: dict = {}  # (group, level, level): some tuple has both levels equal
@@ -185,6 +238,126 @@ class StripProducts:
                 ok = not keep[ga][la].isdisjoint(keep[gb][lb])
             if not ok and st.restrict(v, ~bit, self.id):
                 changed.append(v)
+
+
+class ClassTerms:
+    """The terms of a mul counter over a quotient whose relation is
+    `order is MERGED`, whose term conditions read only the member's kind and
+    whose value is the member's size: per term, the literals that make its
+    dimension surely counted by its class (member condition and term
+    conditions), and the `order` variable between two terms' dimensions."""
+
+    __slots__ = ("items", "lits", "rel")
+
+    @classmethod
+    def build(cls, problem, g, term_ids) -> ClassTerms | None:
+        from .ast import ChoiceRef, IsCond
+        from .space import rename
+        space = problem.space
+        texts = _texts(space)
+        if g.op != "mul" or g.delta is None or not {MERGED_KIND, MERGED_SIZE} <= texts:
+            return None
+        quotients = {s.quotient.choice: s.quotient for s in space.sets.values()
+                     if s.quotient is not None}
+        member = [c for c in g.conditions if isinstance(c, IsCond) and c.ref.name in quotients]
+        if len(member) != 1 or member[0].values != ("TRUE",) or member[0].negated:
+            return None
+        q = quotients[member[0].ref.name]
+        if (q.relation, q.relation_value) != ("order", "MERGED"):
+            return None
+        item = member[0].ref.args[-1]
+        names = {q.item.var: item}
+        if q.param is not None:
+            names[q.param.var] = member[0].ref.args[0]
+        conds = [rename(c, names) for c in q.conditions]
+        conds += [c for c in g.conditions if c is not member[0]]
+        if not all(isinstance(c, IsCond) for c in conds):
+            return None
+        if not all(c.ref.name in ("dim_kind", "order") for c in conds):
+            return None
+        # the kind read is the member's own, so merged members agree on it
+        if any(c.ref.name == "dim_kind" and c.ref.args != (item,) for c in conds):
+            return None
+        if not (isinstance(g.value, ChoiceRef) and g.value.name == "size"
+                and g.value.args == (item,)):
+            return None
+        self = cls()
+        self.items = [tids[item] for tids in term_ids]
+        self.lits = [tuple((lit[1], lit[2]) for c in conds
+                           for lit in problem._literals(c, None, tids)) for tids in term_ids]
+        self.rel = {}
+        for a in range(len(self.items)):
+            for b in range(a + 1, len(self.items)):
+                got = problem.index.get(("order", (self.items[a], self.items[b])))
+                if got is not None:
+                    v = got[0]
+                    self.rel[a, b] = self.rel[b, a] = (v, 1 << problem.universe[v].index("MERGED"))
+        return self
+
+    def __eq__(self, other) -> bool:  # two builds of one problem are equal (test_extension)
+        return isinstance(other, ClassTerms) and (self.items, self.lits, self.rel) == (
+            other.items, other.lits, other.rel)
+
+    __hash__ = None
+
+    def vars(self):
+        for lits in self.lits:
+            for v, _ in lits:
+                yield v
+        for v, _ in self.rel.values():
+            yield v
+
+    def split(self, get, terms, tuples) -> tuple:
+        """(terms taken: surely counted, pairwise surely in distinct classes;
+        open terms; [(term, (variable, mask))] for each term that one open
+        class literal keeps from being surely counted by its class)."""
+        sure, cls, maybe, near = [], [], [], []
+        for k, (delta, _, _) in enumerate(terms):
+            dd = get(delta)  # bit0: FALSE, bit1: TRUE
+            if dd == 2:
+                sure.append(k)
+                continue
+            if dd == 3:
+                maybe.append(k)
+            open_ = [(v, m) for v, m in self.lits[k] if get(v) & ~m]
+            if not open_:
+                cls.append(k)
+            elif len(open_) == 1 and get(open_[0][0]) & open_[0][1]:
+                v, m = open_[0]
+                near.append((k, (v, ~m)))
+        taken = list(sure)  # distinct representatives: distinct classes
+        # the larger sizes first, so that the product taken grows fastest
+        for k in sorted(cls, key=lambda k: -_level_least(tuples, terms[k])):
+            if k not in taken and self.apart(get, k, taken):
+                taken.append(k)
+        return taken, maybe, near
+
+    def apart(self, get, k, ks) -> bool:
+        """Whether term k's dimension surely merges with none of terms ks'."""
+        for j in ks:
+            v, bit = self.rel.get((k, j), (None, 0))
+            if v is None or get(v) & bit:
+                return False
+        return True
+
+    def apart_from(self, get, k, taken) -> list:
+        """The terms taken that surely stay apart from term k (k itself left
+        out: it is counted once)."""
+        return [j for j in taken if j != k and self.apart(get, k, [j])]
+
+
+def _multiplicities(terms, ks, tuples) -> dict:
+    """Per group, how many times each strip level is counted by terms ks."""
+    m: dict = {}
+    for k in ks:
+        _, g, level = terms[k]
+        m.setdefault(g, [0] * len(tuples[g][0]))[level] += 1
+    return {g: tuple(x) for g, x in m.items()}
+
+
+def _level_least(tuples, term) -> int:
+    _, g, level = term
+    return min(t[level] for t in tuples[g])
 
 
 class StripLayout:
