@@ -276,3 +276,73 @@ def test_class_terms_lose_no_solution():
                                                at=(9, 12, 16, 20))
     assert more > 0
     assert witnesses_replay([weak_root, *starts], replay) >= 4
+
+
+class _Unlinked(StripProducts):
+    """The strip products seeing each mapped pair of levels of two logical
+    dimensions apart (the peer of the linked-tuples laws)."""
+
+    __slots__ = ()
+    linked = False
+
+
+# The stuck state of bench_stuck.py --seed 4 (look-ahead only, matmul
+# 64×64×32), reduced by its explanation to these eight decisions: m2 = n2
+# (d2, d23) and m1 = n0 (d19, d27) are surely mapped. Seen one pair at a
+# time, each n level could still find an m tuple, but no m tuple agrees
+# with some n tuples on both pairs at once (n = (16, 1, 4) needs m1 = 16 and
+# m2 = 4, so m0 = 1, below m0's least size 4); the person was left with
+# size(d28) (n1) all of whose values failed, on five different grounds.
+# Linked, the eighth decision is the dead end.
+STUCK_LINKED = [
+    ("order", ("d16", "d17"), "OUT"), ("order", ("d4", "d25"), "OUT"),
+    ("thread_mapping", ("d13", "d26"), "NOT_THREADS"), ("thread_mapping", ("d2", "d23"), "MAPPED"),
+    ("order", ("d8", "d28"), "AFTER"), ("thread_mapping", ("d19", "d27"), "MAPPED"),
+    ("thread_mapping", ("d4", "d23"), "IN"), ("dim_map", ("d5", "d16"), "REGISTERS")]
+
+
+def test_mapped_levels_of_two_logical_dimensions_agree_at_once():
+    kernel = wb.kernels.build_kernel("matmul", MATMUL)
+    peer = root_with(kernel, ThreadLevels.build, _Unlinked.build)
+    strong = wb.Candidate.root(kernel)
+    for name, objs, value in STUCK_LINKED:
+        peer = peer.apply(name, objs, value)
+    values = peer.domain("size", ("d28",))
+    assert "1" in values
+    for value in values:
+        with pytest.raises(wb.DeadEnd):
+            peer.apply("size", ("d28",), value)
+    for name, objs, value in STUCK_LINKED[:-1]:
+        strong = strong.apply(name, objs, value)
+    with pytest.raises(wb.DeadEnd, match="strip products"):
+        strong.apply(*STUCK_LINKED[-1])
+
+
+def test_linked_tuples_by_hand():
+    """m2 = n2 and m1 = n0 mapped, m0 = 4: m1·m2 = 16, so n0·n2 = 16 and
+    n1 = 64 / 16 = 4; each pair apart leaves n1 every size."""
+    kernel = wb.kernels.build_kernel("matmul", MATMUL)
+    linked, apart = wb.Candidate.root(kernel), root_with(kernel, ThreadLevels.build,
+                                                          _Unlinked.build)
+    for name, objs, value in [("thread_mapping", ("d2", "d23"), "MAPPED"),
+                              ("thread_mapping", ("d19", "d27"), "MAPPED"),
+                              ("size", ("d24",), "4")]:
+        linked, apart = linked.apply(name, objs, value), apart.apply(name, objs, value)
+    assert linked.domain("size", ("d28",)) == {"4"}
+    assert apart.domain("size", ("d28",)) == {"1", "2", "4", "8", "16"}
+
+
+def test_linked_tuples_lose_no_solution():
+    """The law: linked against each mapped pair apart, from the state above
+    before its two links (random paths from the root seldom make two)."""
+    kernel = wb.kernels.build_kernel("matmul", MATMUL)
+    weak_root = root_with(kernel, ThreadLevels.build, _Unlinked.build)
+    for name, objs, value in STUCK_LINKED[:6]:
+        weak_root = weak_root.apply(name, objs, value)
+
+    def replay(trail):
+        return wb.Candidate.replay(kernel, trail)
+    starts, more = stronger_along_random_paths(weak_root, replay, random.Random(4), descents=6,
+                                               at=(8, 11, 15, 20))
+    assert more > 0
+    assert witnesses_replay([weak_root, *starts], replay) >= 4

@@ -58,6 +58,7 @@ class StripProducts:
     trigger = False
     lazy = True  # run once the clauses are at their fixpoint (propagators.fixpoint)
     class_terms = True  # count quotient counters by class (off: the peer of the laws)
+    linked = True  # every link of two logical dimensions at once (off: one at a time)
 
     @classmethod
     def build(cls, problem) -> StripProducts | None:
@@ -122,16 +123,17 @@ class StripProducts:
         for g, ts in enumerate(tuples):
             if not ts:
                 raise st.problem.dead_end(self.id, self.groups[g][1][0][0])
-        maybe = self._mapped_sure(st, tuples)
+        maybe, links = self._mapped_sure(st, tuples)
         changed: list = []
         for (var, terms), classes in zip(self.counters, self.classes):
             if classes is None:
                 self._counter(st, var, terms, tuples, changed)
             else:
                 self._class_counter(st, var, terms, classes, tuples, changed)
+        self._linked(st, tuples, links)  # the counters may have dropped tuples
         keep = [[{t[level] for t in ts} for level in range(len(dom))]
                 for ts, dom in zip(tuples, doms)]
-        self._mapped_maybe(st, maybe, tuples, keep, changed)
+        self._mapped_maybe(st, maybe, tuples, links, keep, changed)
         for g, (_, levels) in enumerate(self.groups):
             for level, vs in enumerate(levels):
                 if len(keep[g][level]) == len(doms[g][level]):
@@ -147,10 +149,12 @@ class StripProducts:
         return [_group_domain(levels, us, get) for (_, levels), us in
                 zip(self.groups, self.universes)]
 
-    def _mapped_sure(self, st, tuples) -> list:
+    def _mapped_sure(self, st, tuples) -> tuple[list, dict]:
         """Levels of surely mapped dimensions take one size; returns the
-        pairs that may still be MAPPED."""
-        maybe = []
+        pairs that may still be MAPPED and the links: per pair of logical
+        dimensions (ga < gb), the level pairs surely of one size and a
+        mapping variable behind them."""
+        maybe, links = [], {}
         get = st.get
         for p in self.mapped:
             v, bit, (ga, la), (gb, lb) = p
@@ -161,13 +165,34 @@ class StripProducts:
                 continue
             if ga == gb:
                 tuples[ga] = tuple(t for t in tuples[ga] if t[la] == t[lb])
+                if not tuples[ga]:
+                    raise st.problem.dead_end(self.id, v)
             else:
-                both = {t[la] for t in tuples[ga]} & {t[lb] for t in tuples[gb]}
-                tuples[ga] = tuple(t for t in tuples[ga] if t[la] in both)
-                tuples[gb] = tuple(t for t in tuples[gb] if t[lb] in both)
-            if not tuples[ga] or not tuples[gb]:
-                raise st.problem.dead_end(self.id, v)
-        return maybe
+                key, eq = ((ga, gb), (la, lb)) if ga < gb else ((gb, ga), (lb, la))
+                links.setdefault(key, ([], v))[0].append(eq)
+        self._linked(st, tuples, links)
+        return maybe, links
+
+    def _linked(self, st, tuples, links) -> None:
+        """Two logical dimensions linked by mapped levels take tuples that
+        agree on every link at once: with m2 = n2 and m1 = n0 surely mapped,
+        an n tuple needs one m tuple matching both (each link seen apart let
+        size(n1) = 1 through where m's tuples could not follow, a stuck
+        state of bench_stuck.py --seed 4). Repeated until no tuple goes, as
+        a logical dimension may be linked to several."""
+        items = list(links.items())
+        if not self.linked:  # the peer: each level pair apart
+            items = [(k, ([eq], v)) for k, (eqs, v) in items for eq in eqs]
+        again = bool(items)
+        while again:
+            again = False
+            for (ga, gb), (eqs, v) in items:
+                for g, h, side in ((ga, gb, 0), (gb, ga, 1)):
+                    kept = _matching(tuples[g], tuples[h], eqs, side)
+                    if len(kept) != len(tuples[g]):
+                        if not kept:
+                            raise st.problem.dead_end(self.id, v)
+                        tuples[g], again = kept, True
 
     def _counter(self, st, var, terms, tuples, changed) -> None:
         """One mul counter: its least product over the tuples against its
@@ -226,14 +251,18 @@ class StripProducts:
                 if st.restrict(*restrict, self.id):
                     changed.append(restrict[0])
 
-    def _mapped_maybe(self, st, maybe, tuples, keep, changed) -> None:
-        """MAPPED is out where no tuple gives both levels one size."""
+    def _mapped_maybe(self, st, maybe, tuples, links, keep, changed) -> None:
+        """MAPPED is out where no tuple gives both levels one size (with the
+        links already sure between their logical dimensions)."""
         same: dict = {}  # (group, level, level): some tuple has both levels equal
         for v, bit, (ga, la), (gb, lb) in maybe:
             if ga == gb:
                 ok = same.get((ga, la, lb))
                 if ok is None:
                     ok = same[ga, la, lb] = any(t[la] == t[lb] for t in tuples[ga])
+            elif self.linked and (key := (min(ga, gb), max(ga, gb))) in links:
+                eqs = [*links[key][0], (la, lb) if ga < gb else (lb, la)]
+                ok = bool(_matching(tuples[key[0]], tuples[key[1]], eqs, 0))
             else:
                 ok = not keep[ga][la].isdisjoint(keep[gb][lb])
             if not ok and st.restrict(v, ~bit, self.id):
@@ -344,6 +373,13 @@ class ClassTerms:
         """The terms taken that surely stay apart from term k (k itself left
         out: it is counted once)."""
         return [j for j in taken if j != k and self.apart(get, k, [j])]
+
+
+def _matching(ts: tuple, others: tuple, eqs, side: int) -> tuple:
+    """The tuples of `ts` some tuple of `others` agrees with on every level
+    pair of `eqs` (side 0: a pair's first level is in `ts`)."""
+    have = {tuple(t[e[1 - side]] for e in eqs) for t in others}
+    return tuple(t for t in ts if tuple(t[e[side]] for e in eqs) in have)
 
 
 def _multiplicities(terms, ks, tuples) -> dict:
