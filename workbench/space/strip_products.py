@@ -245,24 +245,36 @@ class StripProducts:
             tuples[g] = _within(tuples[g], m, most // (lo // least[g]))
         # an open term or class literal: what the product would be if it held,
         # over the terms taken that surely stay apart from it
-        for k, restrict in [(k, (terms[k][0], 1)) for k in maybe] + near:
-            m = _multiplicities(terms, classes.apart_from(get, k, taken) + [k], tuples)
-            if math.prod(_least(tuples[g], x) for g, x in m.items()) > most:
-                if st.restrict(*restrict, self.id):
-                    changed.append(restrict[0])
+        for k, restrict in [(k, (terms[k][0], 1)) for k in maybe if k not in taken] + near:
+            apart = classes.apart_from(get, k, taken)
+            if len(apart) == len(taken):  # the usual case: k adds one level to `lo`
+                _, g, level = terms[k]
+                m = list(sure.get(g, (0,) * len(tuples[g][0])))
+                m[level] += 1
+                more = lo // least.get(g, 1) * _least(tuples[g], tuple(m))
+            else:
+                m = _multiplicities(terms, apart + [k], tuples)
+                more = math.prod(_least(tuples[g], x) for g, x in m.items())
+            if more > most and st.restrict(*restrict, self.id):
+                changed.append(restrict[0])
 
     def _mapped_maybe(self, st, maybe, tuples, links, keep, changed) -> None:
         """MAPPED is out where no tuple gives both levels one size (with the
         links already sure between their logical dimensions)."""
-        same: dict = {}  # (group, level, level): some tuple has both levels equal
+        same: dict = {}  # per pair of levels: some tuple (pair) gives both one size
         for v, bit, (ga, la), (gb, lb) in maybe:
             if ga == gb:
                 ok = same.get((ga, la, lb))
                 if ok is None:
                     ok = same[ga, la, lb] = any(t[la] == t[lb] for t in tuples[ga])
             elif self.linked and (key := (min(ga, gb), max(ga, gb))) in links:
-                eqs = [*links[key][0], (la, lb) if ga < gb else (lb, la)]
-                ok = bool(_matching(tuples[key[0]], tuples[key[1]], eqs, 0))
+                eq = (la, lb) if ga < gb else (lb, la)
+                ok = same.get((key, eq))
+                if ok is None:  # many pairs of dimensions share their levels
+                    eqs = [*links[key][0], eq]
+                    have = {tuple(t[e[1]] for e in eqs) for t in tuples[key[1]]}
+                    ok = same[key, eq] = any(tuple(t[e[0]] for e in eqs) in have
+                                             for t in tuples[key[0]])
             else:
                 ok = not keep[ga][la].isdisjoint(keep[gb][lb])
             if not ok and st.restrict(v, ~bit, self.id):
@@ -341,6 +353,7 @@ class ClassTerms:
         open terms; [(term, (variable, mask))] for each term that one open
         class literal keeps from being surely counted by its class)."""
         sure, cls, maybe, near = [], [], [], []
+        lits = self.lits
         for k, (delta, _, _) in enumerate(terms):
             dd = get(delta)  # bit0: FALSE, bit1: TRUE
             if dd == 2:
@@ -348,12 +361,17 @@ class ClassTerms:
                 continue
             if dd == 3:
                 maybe.append(k)
-            open_ = [(v, m) for v, m in self.lits[k] if get(v) & ~m]
-            if not open_:
+            opened = None  # the one literal not surely true; False: more, or one surely false
+            for v, m in lits[k]:
+                d = get(v)
+                if d & ~m:
+                    opened = (v, ~m) if opened is None and d & m else False
+                    if opened is False:
+                        break
+            if opened is None:
                 cls.append(k)
-            elif len(open_) == 1 and get(open_[0][0]) & open_[0][1]:
-                v, m = open_[0]
-                near.append((k, (v, ~m)))
+            elif opened:
+                near.append((k, opened))
         taken = list(sure)  # distinct representatives: distinct classes
         # the larger sizes first, so that the product taken grows fastest
         for k in sorted(cls, key=lambda k: -_level_least(tuples, terms[k])):
