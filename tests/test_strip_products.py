@@ -273,9 +273,9 @@ def test_class_terms_lose_no_solution():
     def replay(trail):
         return wb.Candidate.replay(kernel, trail)
     starts, more = stronger_along_random_paths(weak_root, replay, random.Random(3), descents=6,
-                                               at=(9, 12, 16, 20))
+                                               at=(12,))
     assert more > 0
-    assert witnesses_replay([weak_root, *starts], replay) >= 4
+    assert witnesses_replay([weak_root, *starts], replay) >= 3
 
 
 class _Unlinked(StripProducts):
@@ -343,6 +343,6 @@ def test_linked_tuples_lose_no_solution():
     def replay(trail):
         return wb.Candidate.replay(kernel, trail)
     starts, more = stronger_along_random_paths(weak_root, replay, random.Random(4), descents=6,
-                                               at=(8, 11, 15, 20))
+                                               at=(10,))
     assert more > 0
-    assert witnesses_replay([weak_root, *starts], replay) >= 4
+    assert witnesses_replay([weak_root, *starts], replay) >= 3
