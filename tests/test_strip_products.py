@@ -245,37 +245,52 @@ STUCK_CLASSES = [
     ("order", ("st_ld_b_mad", "d0"), "IN"), ("thread_mapping", ("d20", "d21"), "IN")]
 
 
-def test_the_seed_16_stuck_state_is_a_dead_end():
+def stuck_here_dead_end_there(peer_build, trail, choice, *, match=None, stuck_match=None):
+    """With the peer propagator, `trail` leaves every value of `choice` a
+    dead end (the stuck state a person met); with the engine's own, the
+    last decision of `trail` already is one (a red button)."""
     kernel = wb.kernels.build_kernel("matmul", MATMUL)
-    peer = root_with(kernel, ThreadLevels.build, _NoClasses.build)
-    strong = wb.Candidate.root(kernel)
-    for name, objs, value in STUCK_CLASSES:
+    peer = root_with(kernel, ThreadLevels.build, peer_build)
+    for name, objs, value in trail:
         peer = peer.apply(name, objs, value)
-    for value in ("LOOP", "UNROLL"):
-        with pytest.raises(wb.DeadEnd, match="unroll_factor"):
-            peer.apply("dim_kind", ("d0",), value)
-    for name, objs, value in STUCK_CLASSES[:-1]:
+    values = peer.domain(*choice)
+    for value in values:
+        with pytest.raises(wb.DeadEnd, match=stuck_match):
+            peer.apply(*choice, value)
+    strong = wb.Candidate.root(kernel)
+    for name, objs, value in trail[:-1]:
         strong = strong.apply(name, objs, value)
-    with pytest.raises(wb.DeadEnd):
-        strong.apply(*STUCK_CLASSES[-1])
+    with pytest.raises(wb.DeadEnd, match=match):
+        strong.apply(*trail[-1])
+    return values
 
 
-def test_class_terms_lose_no_solution():
-    """The law once more: the class terms against the strip products
-    without them (domains never larger, smaller at least once, every
-    implementation found without them replays with them), from the state
-    above where they prune (random paths from the root seldom meet them)."""
+def no_solution_lost(peer_build, prefix, seed: int, at: int) -> None:
+    """The law once more, against the peer propagator, from the state
+    `prefix` leads to (random paths from the root seldom meet the states
+    where the difference prunes): domains never larger, smaller at least
+    once, and every implementation found with the peer replays with the
+    engine's own to the same digest."""
     kernel = wb.kernels.build_kernel("matmul", MATMUL)
-    weak_root = root_with(kernel, ThreadLevels.build, _NoClasses.build)
-    for name, objs, value in UNROLLED_512:
+    weak_root = root_with(kernel, ThreadLevels.build, peer_build)
+    for name, objs, value in prefix:
         weak_root = weak_root.apply(name, objs, value)
 
     def replay(trail):
         return wb.Candidate.replay(kernel, trail)
-    starts, more = stronger_along_random_paths(weak_root, replay, random.Random(3), descents=6,
-                                               at=(12,))
+    starts, more = stronger_along_random_paths(weak_root, replay, random.Random(seed),
+                                               descents=6, at=(at,))
     assert more > 0
     assert witnesses_replay([weak_root, *starts], replay) >= 3
+
+
+def test_the_seed_16_stuck_state_is_a_dead_end():
+    stuck_here_dead_end_there(_NoClasses.build, STUCK_CLASSES, ("dim_kind", ("d0",)),
+                              stuck_match="unroll_factor")
+
+
+def test_class_terms_lose_no_solution():
+    no_solution_lost(_NoClasses.build, UNROLLED_512, seed=3, at=12)
 
 
 class _Unlinked(StripProducts):
@@ -289,11 +304,11 @@ class _Unlinked(StripProducts):
 # The stuck state of bench_stuck.py --seed 4 (look-ahead only, matmul
 # 64×64×32), reduced by its explanation to these eight decisions: m2 = n2
 # (d2, d23) and m1 = n0 (d19, d27) are surely mapped. Seen one pair at a
-# time, each n level could still find an m tuple, but no m tuple agrees
-# with some n tuples on both pairs at once (n = (16, 1, 4) needs m1 = 16 and
-# m2 = 4, so m0 = 1, below m0's least size 4); the person was left with
-# size(d28) (n1) all of whose values failed, on five different grounds.
-# Linked, the eighth decision is the dead end.
+# time, each n level could still find an m tuple, but in the descent's
+# state (m0 at least 4) no m tuple agreed with some n tuples on both pairs
+# at once (n = (16, 1, 4) needs m1 = 16 and m2 = 4, so m0 = 1); the person
+# was left with size(d28) (n1) all of whose values failed, on five
+# different grounds. Linked, the eighth decision is the dead end.
 STUCK_LINKED = [
     ("order", ("d16", "d17"), "OUT"), ("order", ("d4", "d25"), "OUT"),
     ("thread_mapping", ("d13", "d26"), "NOT_THREADS"), ("thread_mapping", ("d2", "d23"), "MAPPED"),
@@ -302,20 +317,9 @@ STUCK_LINKED = [
 
 
 def test_mapped_levels_of_two_logical_dimensions_agree_at_once():
-    kernel = wb.kernels.build_kernel("matmul", MATMUL)
-    peer = root_with(kernel, ThreadLevels.build, _Unlinked.build)
-    strong = wb.Candidate.root(kernel)
-    for name, objs, value in STUCK_LINKED:
-        peer = peer.apply(name, objs, value)
-    values = peer.domain("size", ("d28",))
+    values = stuck_here_dead_end_there(_Unlinked.build, STUCK_LINKED, ("size", ("d28",)),
+                                       match="strip products")
     assert "1" in values
-    for value in values:
-        with pytest.raises(wb.DeadEnd):
-            peer.apply("size", ("d28",), value)
-    for name, objs, value in STUCK_LINKED[:-1]:
-        strong = strong.apply(name, objs, value)
-    with pytest.raises(wb.DeadEnd, match="strip products"):
-        strong.apply(*STUCK_LINKED[-1])
 
 
 def test_linked_tuples_by_hand():
@@ -333,16 +337,4 @@ def test_linked_tuples_by_hand():
 
 
 def test_linked_tuples_lose_no_solution():
-    """The law: linked against each mapped pair apart, from the state above
-    before its two links (random paths from the root seldom make two)."""
-    kernel = wb.kernels.build_kernel("matmul", MATMUL)
-    weak_root = root_with(kernel, ThreadLevels.build, _Unlinked.build)
-    for name, objs, value in STUCK_LINKED[:6]:
-        weak_root = weak_root.apply(name, objs, value)
-
-    def replay(trail):
-        return wb.Candidate.replay(kernel, trail)
-    starts, more = stronger_along_random_paths(weak_root, replay, random.Random(4), descents=6,
-                                               at=(10,))
-    assert more > 0
-    assert witnesses_replay([weak_root, *starts], replay) >= 3
+    no_solution_lost(_Unlinked.build, STUCK_LINKED[:6], seed=4, at=10)
