@@ -126,10 +126,7 @@ class StripProducts:
         maybe, links = self._mapped_sure(st, tuples)
         changed: list = []
         for (var, terms), classes in zip(self.counters, self.classes):
-            if classes is None:
-                self._counter(st, var, terms, tuples, changed)
-            else:
-                self._class_counter(st, var, terms, classes, tuples, changed)
+            self._counter(st, var, terms, classes, tuples, changed)
         self._linked(st, tuples, links)  # the counters may have dropped tuples
         keep = [[{t[level] for t in ts} for level in range(len(dom))]
                 for ts, dom in zip(tuples, doms)]
@@ -194,47 +191,28 @@ class StripProducts:
                             raise st.problem.dead_end(self.id, v)
                         tuples[g], again = kept, True
 
-    def _counter(self, st, var, terms, tuples, changed) -> None:
+    def _counter(self, st, var, terms, classes, tuples, changed) -> None:
         """One mul counter: its least product over the tuples against its
-        maximum; drops the tuples and keeps out the terms that would exceed it."""
+        maximum; drops the tuples and keeps out the terms that would exceed it.
+        Over a quotient (`classes`, ClassTerms), the product also counts every
+        class term surely apart from the others taken, and a class literal
+        that would push it past its maximum goes too."""
         get = st.get
         most = get(var)[1]
         if most >= INF:
             return
-        sure: dict[int, list] = {}
-        maybe = []
-        for delta, g, level in terms:
-            dd = 2 if delta < 0 else get(delta)  # bit0: FALSE, bit1: TRUE
-            if dd == 2:
-                sure.setdefault(g, [0] * len(tuples[g][0]))[level] += 1
-            elif dd & 2:
-                maybe.append((delta, g, level))
-        if not sure and not maybe:
-            return
-        least = {g: _least(tuples[g], tuple(m)) for g, m in sure.items()}
-        lo = math.prod(least.values())
-        if lo > most:
-            raise st.problem.dead_end(self.id, var)
-        for g, m in sure.items():
-            tuples[g] = _within(tuples[g], tuple(m), most // (lo // least[g]))
-        for delta, g, level in maybe:
-            m = list(sure.get(g, [0] * len(tuples[g][0])))
-            m[level] += 1
-            if lo // least.get(g, 1) * _least(tuples[g], tuple(m)) > most:
-                if st.restrict(delta, 1, self.id):
-                    changed.append(delta)
-
-    def _class_counter(self, st, var, terms, classes, tuples, changed) -> None:
-        """A mul counter over a quotient: its least product counts, besides
-        the terms surely counted, every class term surely apart from the
-        others taken; the open terms and class literals that would push it
-        past its maximum go."""
-        get = st.get
-        most = get(var)[1]
-        if most >= INF:
-            return
-        taken, maybe, near = classes.split(get, terms, tuples)
-        if not taken and not maybe and not near:
+        if classes is None:
+            taken, opened = [], []  # opened: (term, the restriction that keeps it out)
+            for k, (delta, _, _) in enumerate(terms):
+                dd = 2 if delta < 0 else get(delta)  # bit0: FALSE, bit1: TRUE
+                if dd == 2:
+                    taken.append(k)
+                elif dd & 2:
+                    opened.append((k, (delta, 1)))
+        else:
+            taken, maybe, near = classes.split(get, terms, tuples)
+            opened = [(k, (terms[k][0], 1)) for k in maybe if k not in taken] + near
+        if not taken and not opened:
             return
         sure = _multiplicities(terms, taken, tuples)
         least = {g: _least(tuples[g], m) for g, m in sure.items()}
@@ -245,8 +223,8 @@ class StripProducts:
             tuples[g] = _within(tuples[g], m, most // (lo // least[g]))
         # an open term or class literal: what the product would be if it held,
         # over the terms taken that surely stay apart from it
-        for k, restrict in [(k, (terms[k][0], 1)) for k in maybe if k not in taken] + near:
-            apart = classes.apart_from(get, k, taken)
+        for k, restrict in opened:
+            apart = taken if classes is None else classes.apart_from(get, k, taken)
             if len(apart) == len(taken):  # the usual case: k adds one level to `lo`
                 _, g, level = terms[k]
                 m = list(sure.get(g, (0,) * len(tuples[g][0])))
@@ -272,9 +250,7 @@ class StripProducts:
                 ok = same.get((key, eq))
                 if ok is None:  # many pairs of dimensions share their levels
                     eqs = [*links[key][0], eq]
-                    have = {tuple(t[e[1]] for e in eqs) for t in tuples[key[1]]}
-                    ok = same[key, eq] = any(tuple(t[e[0]] for e in eqs) in have
-                                             for t in tuples[key[0]])
+                    ok = same[key, eq] = bool(_matching(tuples[key[0]], tuples[key[1]], eqs, 0))
             else:
                 ok = not keep[ga][la].isdisjoint(keep[gb][lb])
             if not ok and st.restrict(v, ~bit, self.id):
