@@ -204,3 +204,53 @@ def test_watched_fixpoint_equals_a_naive_sweep(name):
     assert compared > 0
     if name == "matmul":
         assert lowered > 0
+
+
+# A stuck state of bench_stuck.py --seed 3 (look-ahead only, matmul
+# 64×64×32), reduced by its explanation to these five decisions: every value
+# of order(d3, d10) dead-ends, each on its own ground.
+STUCK_ORDER = [
+    ("dim_kind", ("d13",), "THREAD"), ("thread_mapping", ("d1", "d6"), "OUT"),
+    ("order", ("ld_ld_b_mad", "d0"), "IN"), ("thread_mapping", ("d20", "d24"), "OUT"),
+    ("order", ("st_c", "d11"), "IN")]
+
+
+def _value_fails(kernel, decisions, choice, value) -> bool:
+    c = wb.Candidate.root(kernel)
+    for d in decisions:
+        if (d.choice, d.objects) not in c.problem.index:
+            return False  # a lowering left out of this subset creates its objects
+        c = c.decide(d)
+    if value not in c.domain(*choice):
+        return True
+    try:
+        c.apply(*choice, value)
+    except wb.DeadEnd:
+        return True
+    return False
+
+
+def test_a_stuck_choice_is_explained_value_by_value():
+    """Each value of a choice left without one gets the few culprits that
+    alone rule it out: checked here independently (they reproduce that
+    value's failure, and dropping any one of them does not), and together
+    they are the explanation's culprits."""
+    kernel = wb.kernels.build_kernel("matmul", {"m": 64, "n": 64, "k": 32})
+    c = wb.Candidate.root(kernel)
+    for name, objs, value in STUCK_ORDER:
+        c = c.apply(name, objs, value)
+    choice = ("order", ("d3", "d10"))
+    ex = explain(c, choice=choice)
+    assert ex.verified and len(ex.culprits) == 5
+    assert [v for v, _ in ex.by_value] == sorted(c.domain(*choice))
+    union = set()
+    for value, sub in ex.by_value:
+        assert set(sub) <= set(ex.culprits)
+        assert _value_fails(kernel, sub, choice, value)
+        for k in range(len(sub)):
+            assert not _value_fails(kernel, sub[:k] + sub[k + 1:], choice, value)
+        union |= set(sub)
+    assert union == set(ex.culprits)
+    assert sorted(len(sub) for _, sub in ex.by_value) == [0, 2, 4, 4]
+    assert "(by decisions 2, 3)" in ex.text and "(by the kernel alone)" in ex.text
+    assert ex.text.startswith("(1) `") and ex.to_dict()["by_value"][0]["value"] == "AFTER"

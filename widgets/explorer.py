@@ -227,9 +227,10 @@ class CandidateExplorer:
             return None
         trail = list(self.session.cand.trail)
         drops = []
-        for d in ex.culprits:
+        for k, d in enumerate(ex.culprits, 1):
             step = trail.index(d) + 1
-            b = w.Button(description=f"drop {describe(d, self.session.cand)}",
+            num = f"({k}) " if ex.by_value else ""  # the numbers the text's values refer to
+            b = w.Button(description=f"drop {num}{describe(d, self.session.cand)}",
                          layout=w.Layout(width="auto"),
                          tooltip=f"re-apply every decision but number {step}")
             b.on_click(lambda _, step=step: self.do(self.session.drop, step))

@@ -19,7 +19,7 @@ them does not.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .candidate import Candidate, Decision, as_objects
 from .errors import DeadEnd, InvalidDecision, WorkbenchError
@@ -35,23 +35,42 @@ class Explanation:
     checks: int  # target tests run
     # the candidate explained: names the culprits' objects in `text` (raw ids without it)
     cand: Candidate | None = field(default=None, repr=False, compare=False)
+    # a choice left without a value: per value, the culprits that alone rule
+    # it out (an irreducible subset each; together they are the culprits)
+    by_value: tuple = ()  # ((value, culprits), …)
 
     @property
     def text(self) -> str:
         if not self.culprits:
             head = f"{self.target.removeprefix('decision ')} is ruled out by the kernel itself"
         else:
-            head = " and ".join(f"`{describe(d, self.cand)}`" for d in self.culprits)
+            # numbered when the values' own culprits refer to them
+            head = " and ".join(f"{f'({k}) ' if self.by_value else ''}`{describe(d, self.cand)}`"
+                                for k, d in enumerate(self.culprits, 1))
             head += (" cannot hold together with " if self.target.startswith("decision")
                      else " leave no value of ")
             head += self.target.removeprefix("decision ")
-        why = "; ".join(f"{what}: {constraint}" for what, constraint in self.reasons)
+        why = "; ".join(f"{what}{self._whose(what)}: {constraint}"
+                        for what, constraint in self.reasons)
         return f"{head} — {why}" if why else head
+
+    def _whose(self, what: str) -> str:
+        """' (by decisions 1, 3)': the culprits, numbered as in the head, that
+        alone rule out the value a reason is about (when fewer than all)."""
+        for value, sub in self.by_value:
+            if what.endswith(f" = {value}") and len(sub) < len(self.culprits):
+                if not sub:
+                    return " (by the kernel alone)"
+                nums = ", ".join(str(self.culprits.index(d) + 1) for d in sub)
+                return f" (by decision{'s' if len(sub) > 1 else ''} {nums})"
+        return ""
 
     def to_dict(self) -> dict:
         return {"culprits": [d.to_dict() for d in self.culprits], "target": self.target,
                 "reasons": [list(r) for r in self.reasons], "verified": self.verified,
-                "checks": self.checks, "text": self.text}
+                "checks": self.checks, "text": self.text,
+                "by_value": [{"value": v, "culprits": [d.to_dict() for d in sub]}
+                             for v, sub in self.by_value]}
 
 
 def describe(d: Decision, cand: Candidate | None = None) -> str:
@@ -74,8 +93,9 @@ class _Target:
     """A dead end to reproduce: `reasons(c)` is None when candidate `c` does
     not reproduce it, else the failing constraints."""
 
-    def __init__(self, decision: Decision | None, choice: tuple | None):
-        self.decision, self.choice = decision, choice
+    def __init__(self, decision: Decision | None, choice: tuple | None, value=None):
+        # `value`: only that value of `choice` (pruned, or its child a dead end)
+        self.decision, self.choice, self.value = decision, choice, value
 
     def __str__(self) -> str:
         return self.text()
@@ -101,6 +121,14 @@ class _Target:
                 return ((describe(self.decision, c), str(e)),)
             return None
         name, objs = self.choice
+        if self.value is not None:
+            if self.value not in c.domain(name, objs):
+                return ((f"{name} = {self.value}", "pruned"),)
+            try:
+                c.apply(name, objs, self.value)
+            except DeadEnd as e:
+                return ((f"{name} = {self.value}", _constraint(e, c)),)
+            return None
         out = []
         for value in sorted(c.domain(name, objs)):
             try:
@@ -167,7 +195,28 @@ def explain(cand: Candidate, *, decision=None, choice=None, prefixes=None) -> Ex
         other = _progression(order, rev, fails)
         if len(other) < len(culprits):
             culprits = tuple(d for d in trail if d in other)  # trail order
-    return _verified(culprits, target, prefixes[0], checks, cand)
+    ex = _verified(culprits, target, prefixes[0], checks, cand)
+    if choice is not None and ex.verified and len(culprits) > 1:
+        ex = replace(ex, by_value=_by_value(culprits, choice, prefixes[0], cand))
+    return ex
+
+
+def _by_value(culprits: tuple, choice: tuple, root: Candidate, cand: Candidate) -> tuple:
+    """Per value of `choice` left on `cand`, the irreducible subset of
+    `culprits` that alone rules it out (progression over the culprits: a
+    value a person could revive by dropping one of a few decisions)."""
+    prefixes = [root]
+    for d in culprits:  # a subset of a live trail: each prefix is live
+        prefixes.append(prefixes[-1].decide(d))
+    out = []
+    for value in sorted(cand.domain(*choice)):
+        target = _Target(None, choice, value)
+
+        def fails(pre, j, must, target=target):
+            c = _with(pre[j], must)
+            return c is not None and (isinstance(c, str) or target.reasons(c) is not None)
+        out.append((value, _progression(list(culprits), prefixes, fails)))
+    return tuple(out)
 
 
 SMALL = 5  # an explanation a person reads at a glance
