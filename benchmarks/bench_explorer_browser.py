@@ -39,6 +39,7 @@ from widgets.labdriver import explorer_page, missing
 from widgets.picker import state_path
 from widgets.voiladriver import demo_page
 from workbench.descent import random_fixed
+from workbench.names import choice_label
 from workbench.session import Session
 
 KERNEL = {"m": 1024, "n": 1024, "k": 1024}
@@ -52,6 +53,37 @@ def _state(data: Path, fixed, pos: int) -> None:
     s.branches[0].name, s.current = "main", 0
     s.branches[0].pos = pos
     s.save(data / "explorer" / state_path(wb.kernels.matmul(**KERNEL)).name)
+
+
+# A stuck state a look-ahead-only descent met (bench_stuck.py --seed 3,
+# matmul 64×64×32): every value of one `order` choice dead-ends.
+STUCK = ROOT / "data" / "bench" / "stuck_lookahead_class_terms_links.json"
+
+
+def stuck_shot(path: Path) -> Path:
+    """The explorer on a stored stuck state, its stuck choice filtered in:
+    the explanation it shows once the look-ahead finds every value dead."""
+    st = next(s for r in json.loads(STUCK.read_text())["rows"] for s in r.get("stuck_states", [])
+              if s["culprits"] <= 5)
+    cand = wb.Candidate.from_json(json.dumps(st["candidate"]))
+    sizes = dict(cand.kernel.spec())
+    name = sizes.pop("builder")
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp)
+        s = Session(wb.Candidate.root(cand.problem.root_problem.kernel))
+        s.new_branch("stuck", cand)
+        s.branches = [s.branches[-1]]
+        s.branches[0].name, s.current = "main", 0
+        s.save(data / "explorer" / state_path(cand.problem.root_problem.kernel).name)
+        with explorer_page(data, data / "lab.log") as lab:
+            lab.open_kernel(name, sizes)
+            label = choice_label(cand, st["choice"][0], tuple(st["choice"][1]))
+            lab.page.fill("input[placeholder^='filter']", label)
+            lab.page.wait_for_function(
+                "() => [...document.querySelectorAll('.widget-html-content')]"
+                ".some(e => e.textContent.includes('stuck:'))", timeout=240e3)
+            lab.page.wait_for_timeout(1000)
+            return lab.screenshot(path)
 
 
 def main() -> None:
@@ -105,6 +137,9 @@ def main() -> None:
                         lab.page.click(".wb-explorer .lm-TabBar-tab:has-text('Code')")
                     lab.page.wait_for_timeout(1500)
                     lab.screenshot(args.shots / f"explorer_{name}.png")
+
+    if args.shots and args.app == "lab":
+        stuck_shot(args.shots / "explorer_stuck.png")
 
     def stats(key):
         xs = [c[key] for c in clicks if c.get(key) is not None]

@@ -11,6 +11,7 @@ whose no value is proven (proven). Stuck states are explained
     python benchmarks/bench_stuck.py [--mode lookahead|proven] [--descents 50]
         [--kernels matmul=64x64x32,axpy,...] [--no-globals] [--space PATH]
         [--json out.json]
+    python benchmarks/bench_stuck.py --stored data/bench/stuck_*.json [--json out.json]
 
 A peer in the same run: `--no-globals` (the clauses alone) or `--space` an
 earlier gpu.space (e.g. `git show HEAD~3:workbench/space/spaces/gpu.space`).
@@ -24,6 +25,7 @@ import random
 import statistics
 import sys
 import time
+from pathlib import Path
 
 import workbench as wb
 from workbench.errors import DeadEnd
@@ -77,6 +79,37 @@ def proven_descent(root, rng, budget_s):
     return None, s.cand
 
 
+def explain_stored(paths: list, out: str | None) -> None:
+    """Each stuck state an earlier run kept, explained again by this engine:
+    the culprits, whether they were verified, the culprits of each value
+    (`Explanation.by_value`) and the seconds it took."""
+    rows = []
+    for path in paths:
+        data = json.load(open(path))
+        for run in data["rows"] if isinstance(data, dict) else data:
+            for st in run.get("stuck_states", []):
+                cand = wb.Candidate.from_json(json.dumps(st["candidate"]))
+                t0 = time.perf_counter()
+                ex = wb.explain(cand, choice=(st["choice"][0], tuple(st["choice"][1])))
+                row = {"from": Path(path).name, "seed": run.get("seed"),
+                       "kernel": run["kernel"], "choice": st["choice"],
+                       "culprits": len(ex.culprits), "verified": ex.verified,
+                       "by_value": [[v, len(sub)] for v, sub in ex.by_value],
+                       "seconds": round(time.perf_counter() - t0, 1), "text": ex.text}
+                rows.append(row)
+                print(json.dumps({k: v for k, v in row.items() if k != "text"}), flush=True)
+    sizes = [r["culprits"] for r in rows]
+    worst = [max((n for _, n in r["by_value"]), default=r["culprits"]) for r in rows]
+    summary = {"states": len(rows), "verified": sum(r["verified"] for r in rows),
+               "at_most_5": sum(n <= 5 for n in sizes),
+               "every_value_at_most_5": sum(n <= 5 for n in worst)}
+    print(json.dumps(summary))
+    if out:
+        Path(out).write_text(json.dumps({"date": time.strftime("%Y-%m-%d"),
+                                         "command": " ".join(sys.argv), "summary": summary,
+                                         "rows": rows}, indent=1) + "\n")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode", choices=("lookahead", "proven"), default="lookahead")
@@ -89,8 +122,13 @@ def main() -> None:
                     help="the peer: propagation by the clauses alone, without the global "
                          "propagators (workbench.space.thread_levels)")
     ap.add_argument("--space", help="a .space file to descend in instead of the kernel's own")
+    ap.add_argument("--stored", nargs="+", metavar="JSON",
+                    help="explain again the stuck states kept by earlier runs (their "
+                         "--json files) instead of descending")
     ap.add_argument("--json")
     args = ap.parse_args()
+    if args.stored:
+        return explain_stored(args.stored, args.json)
     prune = None
     if args.no_globals:
         from workbench.space.problem import Problem
@@ -126,6 +164,7 @@ def main() -> None:
                 sizes_expl.append(len(ex.culprits))
                 # the stuck state itself, so a long explanation can be studied again
                 kept.append({"choice": [ch.name, list(ch.objects)], "culprits": len(ex.culprits),
+                             "by_value": [[v, len(sub)] for v, sub in ex.by_value],
                              "text": ex.text, "candidate": json.loads(cand.to_json())})
                 verified += ex.verified
                 print(f"  explained by {len(ex.culprits)}: {ex.text}", file=sys.stderr,
