@@ -236,8 +236,10 @@ class CandidateExplorer:
             b.on_click(lambda _, step=step: self.do(self.session.drop, step))
             drops.append(b)
         what = "stuck" if decision is None else "dead end"
+        # one line per value (its own culprits, then the constraint it fails on)
+        lines = "".join(f"<li>{html.escape(x)}</li>" for x in ex.lines)
         head = w.HTML(f"<div style='background:#fff3f3;padding:4px'><b>{what}:</b> "
-                      f"{html.escape(ex.text)}</div>")
+                      f"{html.escape(ex.head)}<ul style='margin:2px 0'>{lines}</ul></div>")
         self.why.children = (head, w.HBox(drops, layout=w.Layout(flex_flow="row wrap")))
         return ex
 

@@ -41,18 +41,27 @@ class Explanation:
 
     @property
     def text(self) -> str:
+        why = "; ".join(self.lines)
+        return f"{self.head} — {why}" if why else self.head
+
+    @property
+    def head(self) -> str:
+        """The culprits and what they cause, in words (`text` without the
+        failing constraints)."""
         if not self.culprits:
-            head = f"{self.target.removeprefix('decision ')} is ruled out by the kernel itself"
-        else:
-            # numbered when the values' own culprits refer to them
-            head = " and ".join(f"{f'({k}) ' if self.by_value else ''}`{describe(d, self.cand)}`"
-                                for k, d in enumerate(self.culprits, 1))
-            head += (" cannot hold together with " if self.target.startswith("decision")
-                     else " leave no value of ")
-            head += self.target.removeprefix("decision ")
-        why = "; ".join(f"{what}{self._whose(what)}: {constraint}"
-                        for what, constraint in self.reasons)
-        return f"{head} — {why}" if why else head
+            return f"{self.target.removeprefix('decision ')} is ruled out by the kernel itself"
+        # numbered when the values' own culprits refer to them
+        head = " and ".join(f"{f'({k}) ' if self.by_value else ''}`{describe(d, self.cand)}`"
+                            for k, d in enumerate(self.culprits, 1))
+        head += (" cannot hold together with " if self.target.startswith("decision")
+                 else " leave no value of ")
+        return head + self.target.removeprefix("decision ")
+
+    @property
+    def lines(self) -> list[str]:
+        """One line per failing constraint: the decision, or each value with
+        the culprits that alone rule it out."""
+        return [f"{what}{self._whose(what)}: {constraint}" for what, constraint in self.reasons]
 
     def _whose(self, what: str) -> str:
         """' (by decisions 1, 3)': the culprits, numbered as in the head, that
