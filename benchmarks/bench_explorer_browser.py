@@ -81,7 +81,7 @@ def stuck_shot(path: Path) -> Path:
             lab.page.fill("input[placeholder^='filter']", label)
             lab.page.wait_for_function(
                 "() => [...document.querySelectorAll('.widget-html-content')]"
-                ".some(e => e.textContent.includes('stuck:'))", timeout=240e3)
+                ".some(e => e.textContent.includes('leave no value of'))", timeout=240e3)
             lab.page.wait_for_timeout(1000)
             return lab.screenshot(path)
 

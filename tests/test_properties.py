@@ -77,6 +77,9 @@ def test_decisions_commute(root, data):
     other = root.decide_each(perm)[1][-1]
     assert other.digest() == final.digest()
     assert all_domains(other) == all_domains(final)
+    # taken together (one fixpoint): the same domains
+    together = root.decide_all(perm)
+    assert together.digest() == final.digest() and set(together.trail) == set(trail)
 
 
 @pytest.mark.parametrize("root", ROOTS, ids=["basic_block", "toy", "toy3"])

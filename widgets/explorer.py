@@ -219,6 +219,12 @@ class CandidateExplorer:
         dead-ended: say which earlier decisions cause it (`Session.explain`),
         each with a button that removes it and keeps every other decision."""
         w = _w()
+        # explaining takes seconds on a stuck choice (tens of checks of
+        # subsets of the trail): say so at once
+        what = "stuck" if decision is None else "dead end"
+        self.why.children = (w.HTML(f"<div style='background:#fff3f3;padding:4px'><b>{what}:"
+                                    "</b> <i>finding the earlier decisions that cause it…</i>"
+                                    "</div>"),)
         try:
             ex = self.session.explain(choice=None if ch is None else (ch.name, ch.objects),
                                       decision=decision)
@@ -235,7 +241,6 @@ class CandidateExplorer:
                          tooltip=f"re-apply every decision but number {step}")
             b.on_click(lambda _, step=step: self.do(self.session.drop, step))
             drops.append(b)
-        what = "stuck" if decision is None else "dead end"
         # one line per value (its own culprits, then the constraint it fails on)
         lines = "".join(f"<li>{html.escape(x)}</li>" for x in ex.lines)
         head = w.HTML(f"<div style='background:#fff3f3;padding:4px'><b>{what}:</b> "

@@ -150,9 +150,23 @@ class _Target:
 
 
 def _with(base: Candidate, extra) -> Candidate | str | None:
-    """`base` plus the decisions `extra`; the reason text when they already
-    dead-end (or a value was pruned away); None when one of them is about
-    objects that only a lowering left out of this subset creates."""
+    """`base` plus the decisions `extra`, taken together (one fixpoint:
+    `Candidate.decide_all`); the reason text when they dead-end (or a value
+    was pruned away); None when one of them is about objects that only a
+    lowering left out of this subset creates."""
+    if not all((d.choice, d.objects) in base.problem.index for d in extra):
+        return _with_each(base, extra)  # some wait for a lowering another fires
+    try:
+        return base.decide_all(extra)
+    except DeadEnd as e:
+        return _constraint(e, base)
+    except InvalidDecision as e:
+        return None if "never appear" in str(e) else str(e)
+
+
+def _with_each(base: Candidate, extra) -> Candidate | str | None:
+    """`_with` one decision at a time, for a subset whose decisions on a
+    lowering's objects must wait for the decisions that fire it."""
     c = base
     for d in extra:
         if (d.choice, d.objects) not in c.problem.index:
