@@ -45,14 +45,17 @@ from workbench.session import Session
 KERNEL = {"m": 1024, "n": 1024, "k": 1024}
 
 
-def _state(data: Path, fixed, pos: int) -> None:
-    """The explorer state the notebook will load: `fixed`'s trail, at step `pos`."""
-    s = Session(wb.Candidate.root(wb.kernels.matmul(**KERNEL)))
-    s.new_branch("shown", fixed)
+def _state(data: Path, cand, pos: int | None = None) -> None:
+    """The explorer state the notebook will load: `cand`'s trail, at step
+    `pos` (default: its end)."""
+    kernel = cand.problem.root_problem.kernel
+    s = Session(wb.Candidate.root(kernel))
+    s.new_branch("shown", cand)
     s.branches = [s.branches[-1]]
     s.branches[0].name, s.current = "main", 0
-    s.branches[0].pos = pos
-    s.save(data / "explorer" / state_path(wb.kernels.matmul(**KERNEL)).name)
+    if pos is not None:
+        s.branches[0].pos = pos
+    s.save(data / "explorer" / state_path(kernel).name)
 
 
 # A stuck state a look-ahead-only descent met (bench_stuck.py --seed 3,
@@ -70,11 +73,7 @@ def stuck_shot(path: Path) -> Path:
     name = sizes.pop("builder")
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp)
-        s = Session(wb.Candidate.root(cand.problem.root_problem.kernel))
-        s.new_branch("stuck", cand)
-        s.branches = [s.branches[-1]]
-        s.branches[0].name, s.current = "main", 0
-        s.save(data / "explorer" / state_path(cand.problem.root_problem.kernel).name)
+        _state(data, cand)
         with explorer_page(data, data / "lab.log") as lab:
             lab.open_kernel(name, sizes)
             label = choice_label(cand, st["choice"][0], tuple(st["choice"][1]))

@@ -133,20 +133,25 @@ class _Target:
         if self.value is not None:
             if self.value not in c.domain(name, objs):
                 return ((f"{name} = {self.value}", "pruned"),)
-            try:
-                c.apply(name, objs, self.value)
-            except DeadEnd as e:
-                return ((f"{name} = {self.value}", _constraint(e, c)),)
-            return None
+            why = _value_fails(c, name, objs, self.value)
+            return None if why is None else (why,)
         out = []
         for value in sorted(c.domain(name, objs)):
-            try:
-                c.apply(name, objs, value)
-            except DeadEnd as e:
-                out.append((f"{name} = {value}", _constraint(e, c)))
-                continue
-            return None
+            why = _value_fails(c, name, objs, value)
+            if why is None:
+                return None
+            out.append(why)
         return tuple(out)
+
+
+def _value_fails(c: Candidate, name: str, objs: tuple, value: str):
+    """(value text, the constraint that fails) when the child of `value`
+    dead-ends, else None."""
+    try:
+        c.apply(name, objs, value)
+    except DeadEnd as e:
+        return (f"{name} = {value}", _constraint(e, c))
+    return None
 
 
 def _with(base: Candidate, extra) -> Candidate | str | None:
@@ -156,12 +161,12 @@ def _with(base: Candidate, extra) -> Candidate | str | None:
     lowering left out of this subset creates."""
     if not all((d.choice, d.objects) in base.problem.index for d in extra):
         return _with_each(base, extra)  # some wait for a lowering another fires
-    try:
+    try:  # every object exists in `base`: one round of decide_all
         return base.decide_all(extra)
     except DeadEnd as e:
         return _constraint(e, base)
     except InvalidDecision as e:
-        return None if "never appear" in str(e) else str(e)
+        return str(e)
 
 
 def _with_each(base: Candidate, extra) -> Candidate | str | None:
