@@ -26,7 +26,14 @@ from .candidate import Candidate, Choice, Decision, Pruning
 from .codegen import Generated, generate
 from .compare import Comparison, compare, compare_candidates
 from .descent import Descent, descend, random_fixed, space_stats
-from .errors import DeadEnd, InvalidDecision, SpaceError, SpaceSyntaxError, WorkbenchError
+from .errors import (
+    DeadEnd,
+    InvalidDecision,
+    NeverAppears,
+    SpaceError,
+    SpaceSyntaxError,
+    WorkbenchError,
+)
 from .explain import Explanation, explain, explain_trail
 from .model import Bound, bound
 from .model.lookahead import lookahead, rank_choices
@@ -58,8 +65,8 @@ def explore(kernel_or_candidate, **options):
 
 __all__ = [
     "Backend", "Bound", "Candidate", "Choice", "ChoiceOrder", "Comparison", "DeadEnd", "Decision",
-    "Descent", "Explanation", "Generated", "InvalidDecision", "Option", "Pruning", "Record",
-    "RecordStore", "Search", "Session", "Space", "SpaceError", "SpaceSyntaxError",
+    "Descent", "Explanation", "Generated", "InvalidDecision", "NeverAppears", "Option", "Pruning",
+    "Record", "RecordStore", "Search", "Session", "Space", "SpaceError", "SpaceSyntaxError",
     "WorkbenchError", "__version__", "bound", "choice_group", "choice_label", "choice_order",
     "compare", "compare_candidates", "data_dir", "decision_label", "descend", "evaluate",
     "explain", "explain_trail", "explore", "find_witness", "generate", "get_backend", "kernels",

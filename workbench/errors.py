@@ -41,6 +41,18 @@ class InvalidDecision(WorkbenchError):
     current domain. The candidate it was applied to is unchanged."""
 
 
+class NeverAppears(InvalidDecision):
+    """Decisions taken together (`decide_all`, `decide_each`) name objects
+    that none of the others creates: no lowering they fire brings them in.
+    A subset of a live trail raises it when it leaves out the decisions that
+    fire a lowering (an explanation then skips that subset)."""
+
+    def __init__(self, decisions):
+        self.decisions = tuple(decisions)
+        super().__init__("decisions on objects that never appear: "
+                         + ", ".join(str(d) for d in self.decisions))
+
+
 class DeadEnd(WorkbenchError):
     """Propagation emptied a domain: the decisions taken so far admit no
     implementation. The candidate it was applied to is unchanged.

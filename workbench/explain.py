@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from .candidate import Candidate, Decision, as_objects
-from .errors import DeadEnd, InvalidDecision, WorkbenchError
+from .errors import DeadEnd, InvalidDecision, NeverAppears, WorkbenchError
 from .names import choice_label, decision_label, object_label
 
 
@@ -155,34 +155,21 @@ def _value_fails(c: Candidate, name: str, objs: tuple, value: str):
 
 
 def _with(base: Candidate, extra) -> Candidate | str | None:
-    """`base` plus the decisions `extra`, taken together (one fixpoint:
-    `Candidate.decide_all`); the reason text when they dead-end (or a value
-    was pruned away); None when one of them is about objects that only a
-    lowering left out of this subset creates."""
-    if not all((d.choice, d.objects) in base.problem.index for d in extra):
-        return _with_each(base, extra)  # some wait for a lowering another fires
-    try:  # every object exists in `base`: one round of decide_all
+    """`base` plus the decisions `extra`, taken together (`decide_all`: one
+    fixpoint, then one more per lowering whose objects the rest wait for);
+    the reason text when they dead-end (or a value was pruned away); None
+    when some are about objects that no decision of this subset creates
+    (it left out the decisions that fire their lowering). One by one, a
+    subset with a lowering cost one fixpoint per decision: 70 % of an
+    explanation's time on a stuck matmul state."""
+    try:
         return base.decide_all(extra)
     except DeadEnd as e:
         return _constraint(e, base)
+    except NeverAppears:
+        return None
     except InvalidDecision as e:
         return str(e)
-
-
-def _with_each(base: Candidate, extra) -> Candidate | str | None:
-    """`_with` one decision at a time, for a subset whose decisions on a
-    lowering's objects must wait for the decisions that fire it."""
-    c = base
-    for d in extra:
-        if (d.choice, d.objects) not in c.problem.index:
-            return None
-        try:
-            c = c.decide(d)
-        except DeadEnd as e:
-            return _constraint(e, c)
-        except InvalidDecision as e:
-            return str(e)
-    return c
 
 
 def explain(cand: Candidate, *, decision=None, choice=None, prefixes=None) -> Explanation:
