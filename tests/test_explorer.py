@@ -270,3 +270,35 @@ def test_proven_values_finish_and_explained_dead_ends(kernel):
         assert len(e.session.cand.trail) == n - 1
     e.finish_b.click()
     assert e.session.cand.is_fixed and e.finish_b.disabled
+
+
+def test_a_stuck_choice_is_explained_in_a_thread_a_click_stops(tmp_path):
+    """The explanation of a stuck choice runs beside the kernel: show_stuck
+    returns at once with a placeholder, the explanation and its drop
+    buttons follow; a click while it runs stops it, and nothing about the
+    candidate left behind is drawn."""
+    import time
+
+    from test_witness import STUCK_ORDER
+    kernel = wb.kernels.build_kernel("matmul", {"m": 64, "n": 64, "k": 32})
+    c = wb.Candidate.root(kernel)
+    for name, objs, value in STUCK_ORDER:
+        c = c.apply(name, objs, value)
+    e = CandidateExplorer(c, store=None, backend="cpu", lookahead="off")
+    ch = next(ch for ch in e.session.cand.choices()
+              if (ch.name, ch.objects) == ("order", ("d3", "d10")))
+    t0 = time.perf_counter()
+    e.show_stuck(ch)
+    assert time.perf_counter() - t0 < 1.0  # the kernel is free at once
+    assert "finding the earlier decisions" in e.why.children[0].value
+    assert e.wait_explained(240)
+    assert "leave no value" in e.why.children[0].value
+    assert len(e.why.children[1].children) == len(e.explanation.culprits) == 5
+    drawn = e.explanation
+
+    e.show_stuck(ch)
+    e.do(e.session.undo)  # a click: a newer generation, another candidate
+    t0 = time.perf_counter()
+    assert e.wait_explained(240)
+    assert time.perf_counter() - t0 < 10  # stopped at its next check, not run to its end
+    assert e.why.children == () and e.explanation is drawn  # nothing stale drawn

@@ -38,6 +38,20 @@ def test_undo_redo_jump_and_branches(root, tmp_path):
         s.new_branch("alt")
 
 
+def test_a_candidates_session_starts_after_its_decisions(root, tmp_path):
+    """A session opened on a candidate with decisions (`explore(cand)`)
+    holds them as its first steps: step i has i decisions, so undo, jump,
+    drop and saving see the same path a session that took them does."""
+    c = root.apply("dim_kind", ("d0",), "BLOCK").apply("size", ("d1",), "2")
+    s = Session(c, path=tmp_path / "state.json", store=None)
+    assert s.cand is c and s.root is root and s.branch.pos == 2
+    assert [len(h.trail) for h in s.branch.history] == [0, 1, 2]
+    assert s.undo().digest() == root.apply("dim_kind", ("d0",), "BLOCK").digest()
+    s.redo()
+    assert s.drop(1).trail == c.trail[1:]
+    assert Session.load(tmp_path / "state.json", store=None).cand.digest() == s.cand.digest()
+
+
 def test_path_bounds_never_drop_and_options_carry_child_bounds(root):
     s = Session(root, target="h200", store=None)
     s.apply("dim_kind", ("d0",), "BLOCK")

@@ -358,7 +358,7 @@ class ChoicesPanel:
             for ch in listed:
                 got = self._labels.get((cand.digest(), ch.name, ch.objects))
                 if got and got[1] and all(o.status == DEAD for o in got[1]):
-                    self._ex.show_stuck(ch)
+                    self._ex.show_stuck(ch, gen=gen)
                     break
         self._finish(gen)
 

@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import enum
 import html
+import threading
 import time
 
 from workbench.candidate import Decision
 from workbench.errors import DeadEnd, InvalidDecision, WorkbenchError
 from workbench.explain import describe
 from workbench.model.justification import fmt_time
+from workbench.model.lookahead import Stopped
 from workbench.prebuild import keep_out_of_gc
 from workbench.session import Session
 
@@ -87,6 +89,9 @@ class CandidateExplorer:
             self.session = Session(root, target, state_path, store)
         self.last_click_ms = 0.0
         self._t_click: float | None = None
+        self._explaining: threading.Thread | None = None  # show_stuck's, while it runs
+        self._why_lock = threading.Lock()
+        self.explanation = None  # the last one drawn
         # an interactive kernel keeps its problems: out of the collector's walks
         self._freeze = lookahead == "process"
         if self._freeze:
@@ -214,29 +219,56 @@ class CandidateExplorer:
         if isinstance(self.do(self.session.apply, choice, tuple(objects), value), DeadEnd):
             self.show_stuck(decision=Decision(choice, tuple(objects), (str(value),)))
 
-    def show_stuck(self, ch=None, decision=None):
+    def show_stuck(self, ch=None, decision=None, gen: int | None = None) -> None:
         """A listed choice `ch` has no live value left, or `decision`
         dead-ended: say which earlier decisions cause it (`Session.explain`),
-        each with a button that removes it and keeps every other decision."""
-        w = _w()
-        # explaining takes seconds on a stuck choice (tens of checks of
-        # subsets of the trail): say so at once
+        each with a button that removes it and keeps every other decision.
+        Explaining takes seconds (tens of checks of subsets of the trail), so
+        it runs in a thread of its own (in the caller with the "sync"
+        look-ahead): the kernel answers clicks meanwhile, and a click, which
+        makes a newer generation, stops it — its result would be about a
+        candidate no longer on show. `gen`: the generation the look-ahead
+        found `ch` stuck in (it may be stale already)."""
         what = "stuck" if decision is None else "dead end"
-        self.why.children = (w.HTML(f"<div style='background:#fff3f3;padding:4px'><b>{what}:"
-                                    "</b> <i>finding the earlier decisions that cause it…</i>"
-                                    "</div>"),)
-        try:
-            ex = self.session.explain(choice=None if ch is None else (ch.name, ch.objects),
-                                      decision=decision)
-        except WorkbenchError as exc:
-            self.why.children = (w.HTML(f"<i>{html.escape(str(exc))}</i>"),)
-            return None
-        trail = list(self.session.cand.trail)
+        gen = self.choices.gen if gen is None else gen
+        cand = self.session.cand
+        stale = lambda: self.choices.gen != gen or self.session.cand is not cand  # noqa: E731
+        choice = None if ch is None else (ch.name, ch.objects)
+        with self._why_lock:
+            if stale():
+                return
+            self.why.children = (_w().HTML(f"<div style='background:#fff3f3;padding:4px'><b>"
+                                           f"{what}:</b> <i>finding the earlier decisions that "
+                                           "cause it…</i></div>"),)
+
+        def work() -> None:
+            try:
+                ex = self.session.explain(choice=choice, decision=decision, stop=stale)
+            except Stopped:
+                return
+            except WorkbenchError as exc:
+                with self._why_lock:
+                    if not stale():
+                        self.why.children = (_w().HTML(f"<i>{html.escape(str(exc))}</i>"),)
+                return
+            with self._why_lock:  # a click's refresh clears the panel under it
+                if not stale():
+                    self._draw_why(ex, what, cand)
+
+        if self.choices.lookahead == "sync":
+            work()
+            return
+        self._explaining = threading.Thread(target=work, name="explain", daemon=True)
+        self._explaining.start()
+
+    def _draw_why(self, ex, what: str, cand) -> None:
+        w = _w()
+        trail = list(cand.trail)
         drops = []
         for k, d in enumerate(ex.culprits, 1):
             step = trail.index(d) + 1
             num = f"({k}) " if ex.by_value else ""  # the numbers the text's values refer to
-            b = w.Button(description=f"drop {num}{describe(d, self.session.cand)}",
+            b = w.Button(description=f"drop {num}{describe(d, cand)}",
                          layout=w.Layout(width="auto"),
                          tooltip=f"re-apply every decision but number {step}")
             b.on_click(lambda _, step=step: self.do(self.session.drop, step))
@@ -245,8 +277,17 @@ class CandidateExplorer:
         lines = "".join(f"<li>{html.escape(x)}</li>" for x in ex.lines)
         head = w.HTML(f"<div style='background:#fff3f3;padding:4px'><b>{what}:</b> "
                       f"{html.escape(ex.head)}<ul style='margin:2px 0'>{lines}</ul></div>")
+        self.explanation = ex
         self.why.children = (head, w.HBox(drops, layout=w.Layout(flex_flow="row wrap")))
-        return ex
+
+    def wait_explained(self, timeout: float | None = None) -> bool:
+        """Block until the explanation `show_stuck` started is done (drawn,
+        or dropped as stale); False on timeout."""
+        t = self._explaining
+        if t is not None:
+            t.join(timeout)
+            return not t.is_alive()
+        return True
 
     def _on_target(self, change) -> None:
         if change["new"] != self.session.target:
@@ -287,8 +328,9 @@ class CandidateExplorer:
         self.branches.value = s.current
         if self.target_dd.value != s.target:
             self.target_dd.value = s.target
-        if self.why.children:
-            self.why.children = ()
+        with self._why_lock:
+            if self.why.children:
+                self.why.children = ()
         self.finish_b.disabled = cand.is_fixed
         if cand.is_fixed and not self._was_fixed:  # what comes next: its code, Run
             self.tabs.selected_index = Tab.CODE

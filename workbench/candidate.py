@@ -252,6 +252,17 @@ class Candidate:
             cand = cand.restrict(d.choice, d.objects, d.values)
         return cand
 
+    def root_candidate(self) -> Candidate:
+        """The root this candidate's trail starts from (with its `prune`,
+        when it had one): the cached root of its root problem."""
+        if not self.trail:
+            return self
+        root_problem = self.problem.root_problem
+        for root in _root_cache(root_problem.kernel).values():
+            if root.problem is root_problem:
+                return root
+        return Candidate.root(root_problem.kernel, self.space)
+
     def decide_each(self, decisions: Iterable[Decision]) -> tuple[list, list]:
         """Take `decisions` one by one from here, in their order except that
         a decision on objects a lowering creates waits until they exist

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 
 from .candidate import Candidate, Decision, as_objects
 from .errors import DeadEnd, InvalidDecision, NeverAppears, WorkbenchError
+from .model.lookahead import Stopped
 from .names import choice_label, decision_label, object_label
 
 
@@ -154,14 +155,16 @@ def _value_fails(c: Candidate, name: str, objs: tuple, value: str):
     return None
 
 
-def _with(base: Candidate, extra) -> Candidate | str | None:
+def _with(base: Candidate, extra, stop=None) -> Candidate | str | None:
     """`base` plus the decisions `extra`, taken together (`decide_all`: one
     fixpoint, then one more per lowering whose objects the rest wait for);
     the reason text when they dead-end (or a value was pruned away); None
     when some are about objects that no decision of this subset creates
-    (it left out the decisions that fire their lowering). One by one, a
-    subset with a lowering cost one fixpoint per decision: 70 % of an
-    explanation's time on a stuck matmul state."""
+    (it left out the decisions that fire their lowering). `stop()`, asked
+    first, abandons the explanation (raises Stopped): each check costs up to
+    a few tenths of a second, an explanation up to tens of checks."""
+    if stop is not None and stop():
+        raise Stopped("explanation stopped")
     try:
         return base.decide_all(extra)
     except DeadEnd as e:
@@ -172,11 +175,14 @@ def _with(base: Candidate, extra) -> Candidate | str | None:
         return str(e)
 
 
-def explain(cand: Candidate, *, decision=None, choice=None, prefixes=None) -> Explanation:
+def explain(cand: Candidate, *, decision=None, choice=None, prefixes=None,
+            stop=None) -> Explanation:
     """Explain why `decision` (a Decision or its dict) dead-ends on `cand`,
     or why every value of the open choice `choice` = (name, objects) does.
     `prefixes`: the candidates after 0, 1, … decisions of cand's trail when
-    known (a Session's history), else replayed from the root."""
+    known (a Session's history), else replayed from the root. `stop()`,
+    asked before each check, abandons it (raises Stopped: the explorer's
+    person has moved on)."""
     if (decision is None) == (choice is None):
         raise WorkbenchError("explain needs either decision= or choice=")
     if isinstance(decision, dict):
@@ -195,7 +201,7 @@ def explain(cand: Candidate, *, decision=None, choice=None, prefixes=None) -> Ex
     def fails(prefixes, j: int, must: list) -> bool:
         nonlocal checks
         checks += 1
-        c = _with(prefixes[j], must)
+        c = _with(prefixes[j], must, stop)
         return c is not None and (isinstance(c, str) or target.reasons(c) is not None)
 
     if not fails(prefixes, len(trail), []):
@@ -210,13 +216,14 @@ def explain(cand: Candidate, *, decision=None, choice=None, prefixes=None) -> Ex
         other = _progression(order, rev, fails)
         if len(other) < len(culprits):
             culprits = tuple(d for d in trail if d in other)  # trail order
-    ex = _verified(culprits, target, prefixes[0], checks, cand)
+    ex = _verified(culprits, target, prefixes[0], checks, cand, stop)
     if choice is not None and ex.verified and len(culprits) > 1:
-        ex = replace(ex, by_value=_by_value(culprits, choice, prefixes[0], cand))
+        ex = replace(ex, by_value=_by_value(culprits, choice, prefixes[0], cand, stop))
     return ex
 
 
-def _by_value(culprits: tuple, choice: tuple, root: Candidate, cand: Candidate) -> tuple:
+def _by_value(culprits: tuple, choice: tuple, root: Candidate, cand: Candidate,
+              stop=None) -> tuple:
     """Per value of `choice` left on `cand`, an irreducible subset of
     `culprits` that alone rules it out (a value a person could get back by
     dropping one of a few decisions). A deletion filter over the culprits,
@@ -234,7 +241,7 @@ def _by_value(culprits: tuple, choice: tuple, root: Candidate, cand: Candidate) 
         target = _Target(None, choice, value)
         kept: list = []  # the culprits after the one tried that are still needed
         for i in reversed(range(len(culprits))):
-            c = _with(prefixes[i], kept)
+            c = _with(prefixes[i], kept, stop)
             if c is None or not isinstance(c, str) and target.reasons(c) is None:
                 kept.insert(0, culprits[i])  # not ruled out without it: needed
         out.append((value, tuple(kept)))
@@ -261,15 +268,15 @@ def _progression(trail, prefixes, fails) -> tuple:
 
 
 def _verified(culprits, target: _Target, root: Candidate, checks: int,
-              cand: Candidate) -> Explanation:
-    c = _with(root, culprits)
+              cand: Candidate, stop=None) -> Explanation:
+    c = _with(root, culprits, stop)
     reasons = (None if c is None else (("decisions", c),) if isinstance(c, str)
                else target.reasons(c))
     ok = reasons is not None
     for k in range(len(culprits)):
         if not ok:
             break
-        rest = _with(root, culprits[:k] + culprits[k + 1:])
+        rest = _with(root, culprits[:k] + culprits[k + 1:], stop)
         ok = rest is None or not isinstance(rest, str) and target.reasons(rest) is None
         checks += 1
     return Explanation(culprits, target.text(cand), tuple(reasons or ()), ok, checks + 1, cand)

@@ -67,7 +67,15 @@ class Session:
 
     def __post_init__(self):
         if not self.branches:
-            self.branches = [Branch("main", [self.root])]
+            start = self.root
+            if start.trail:  # a candidate's session: its decisions are its first steps
+                # (a branch's history[i] holds i decisions: drop, jump, explain and
+                # saving rely on it)
+                self.root = start.root_candidate()
+                history = self._prefixes([d.to_dict() for d in start.trail])[:-1] + [start]
+            else:
+                history = [start]
+            self.branches = [Branch("main", history, len(history) - 1)]
         self._bounds: dict = {}
         self._kids: dict = {}  # look-ahead children by (digest, choice, objects)
         self._rows_cache: tuple = (None, [])
@@ -286,13 +294,15 @@ class Session:
         self._autosave()
         return self.cand
 
-    def explain(self, choice=None, decision=None):
+    def explain(self, choice=None, decision=None, stop=None):
         """Why `decision` dead-ends here, or why every value of the open
-        `choice` = (name, objects) does (`workbench.explain`)."""
+        `choice` = (name, objects) does (`workbench.explain`; `stop()` abandons
+        it, raising Stopped). The candidate and its history are read at the
+        call, so another thread may explain while the person goes on."""
         from .explain import explain
         b = self.branch
         return explain(b.cand, choice=choice, decision=decision,
-                       prefixes=b.history[:b.pos + 1])
+                       prefixes=b.history[:b.pos + 1], stop=stop)
 
     def drop(self, step: int) -> Candidate:
         """The current candidate without decision number `step` (1-based, as
