@@ -80,7 +80,9 @@ def test_fixed_candidate_code_run_timings_and_sparsity(kernel, tmp_path):
 
 @pytest.mark.parametrize("mode", ["process", "background"])
 def test_lookahead_labels_every_value_and_a_stale_one_draws_nothing(kernel, mode):
-    e = CandidateExplorer(kernel, store=None, backend="cpu", lookahead=mode)
+    # four listed choices: the waits below are for every listed value's bound
+    # and proof, three times (12 choices cost 50-70 s a mode)
+    e = CandidateExplorer(kernel, store=None, backend="cpu", lookahead=mode, max_choices=4)
     try:
         assert e.wait_lookahead(240)
         rows = e.choices.rows()
