@@ -6,11 +6,7 @@ How many: `n_drawn()` per kernel — a few in `make test`, 200 with `--audit`.
 The trails drawn are kept on disk (tests/.drawn/, keyed by the space file,
 the kernel and the seed) so a second run replays them instead of
 descending again; a trail the current engine no longer accepts is drawn
-afresh. A clean clone starts from `drawn_trails.json` (committed: the
-quick tier's trails but its last seed, which is always drawn, so the
-descent itself stays tested): a descent costs about 3.4 s of the 5 s a
-candidate takes here, about a minute of `make test` in all. Refresh it with
-`python tests/gpu_cases.py` after a change of the space."""
+afresh."""
 
 from __future__ import annotations
 
@@ -28,7 +24,6 @@ SMALL = SMALL_SIZES
 AUDIT = False  # set by conftest from --audit
 QUICK_N, AUDIT_N = 8, 200
 CACHE = Path(__file__).parent / ".drawn"
-COMMITTED = Path(__file__).parent / "drawn_trails.json"
 
 
 def n_drawn() -> int:
@@ -101,8 +96,8 @@ def _drawn(name: str, count: int, seed0: int) -> list:
         file = _cache_file(name)
         try:
             cached = json.loads(file.read_text())
-        except (OSError, ValueError):  # a clean clone: the committed trails
-            cached = _committed().get(name, {})
+        except (OSError, ValueError):
+            cached = {}
         workers = max(1, min(os.cpu_count() or 1, 8, count))
         seeds = list(range(seed0, seed0 + count))
         chunks = [(name, seeds[i::workers], cached) for i in range(workers)]
@@ -130,22 +125,3 @@ def fixed_candidates(name: str, count: int, seed0: int = 0) -> list:
 def cpu_records(name: str, count: int, seed0: int = 0) -> list:
     """The CPU backend's record of each of those candidates, in seed order."""
     return [r for _, r in _drawn(name, count, seed0)]
-
-
-def _committed() -> dict:
-    """The committed trails: kernel -> seed -> trail (`_replayed` checks
-    each against the engine of the day)."""
-    try:
-        return json.loads(COMMITTED.read_text())
-    except (OSError, ValueError):
-        return {}
-
-
-if __name__ == "__main__":  # refresh drawn_trails.json from this machine's draws
-    out = {}
-    for name in sorted(SMALL):
-        drawn = fixed_candidates(name, QUICK_N)
-        out[name] = {str(seed): json.loads(text)["trail"]
-                     for seed, text, *_ in drawn if seed < QUICK_N - 1}
-    COMMITTED.write_text(json.dumps(out, sort_keys=True) + "\n")
-    print(f"{COMMITTED}: {sum(map(len, out.values()))} trails")
