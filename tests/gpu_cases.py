@@ -99,6 +99,13 @@ def _drawn(name: str, count: int, seed0: int) -> list:
         except (OSError, ValueError):
             cached = {}
         workers = max(1, min(os.cpu_count() or 1, 8, count))
+        if not AUDIT and os.environ.get("PYTEST_XDIST_WORKER"):
+            # the xdist workers already fill the cores, and a process of its
+            # own builds every problem again: test_drawn.py alone took 182 s
+            # of CPU with 2 processes against 136 s in its own (same wall
+            # time with the other core busy); the audit's 200 per kernel
+            # keep the processes (its draw is that worker's critical path)
+            workers = 1
         seeds = list(range(seed0, seed0 + count))
         chunks = [(name, seeds[i::workers], cached) for i in range(workers)]
         if workers == 1:
@@ -117,7 +124,8 @@ def _drawn(name: str, count: int, seed0: int) -> list:
 def fixed_candidates(name: str, count: int, seed0: int = 0) -> list:
     """(seed, candidate JSON, C source, CUDA source, launch, bounds along the
     descent per target) for `count` random fixed candidates, drawn by as many
-    processes as there are CPUs; kept for the session (several test modules
+    processes as there are CPUs (by the xdist worker itself in `make test`);
+    kept for the session (several test modules
     check the same candidates)."""
     return [c for c, _ in _drawn(name, count, seed0)]
 
