@@ -254,3 +254,19 @@ def test_a_stuck_choice_is_explained_value_by_value():
     assert sorted(len(sub) for _, sub in ex.by_value) == [0, 2, 4, 4]
     assert "(by decisions 2, 3)" in ex.text and "(by the kernel alone)" in ex.text
     assert ex.text.startswith("(1) `") and ex.to_dict()["by_value"][0]["value"] == "AFTER"
+
+
+def test_a_dead_end_in_a_lowering_names_the_objects_it_created():
+    """Decisions taken together may fire a lowering and dead-end in the
+    extended problem, on objects the candidate they started from does not
+    have: the dead end carries its problem, which names them."""
+    from workbench.explain import _constraint
+    root = wb.Candidate.root(wb.kernels.matmul(m=16, n=16, k=8))
+    lower = wb.Decision("dim_map", ("d0", "d10"), ("MEMORY",))
+    assert ("order", ("ld_ld_a_mad", "d5")) not in root.problem.index  # made by the lowering
+    with pytest.raises(wb.DeadEnd) as got:
+        root.decide_all([lower, wb.Decision("order", ("ld_ld_a_mad", "d5"), ("BEFORE",))])
+    e = got.value
+    assert e.problem is not root.problem and e.problem.fired
+    text = _constraint(e, root)
+    assert "load of ld_a for mad" in text and "ld_ld_a_mad" not in text

@@ -69,6 +69,10 @@ class DeadEnd(WorkbenchError):
         self.objects = tuple(objects)
         self.choice = choice
         self.decision = decision
+        self.problem = None  # the problem it happened in (`Problem.dead_end`)
         objs = ", ".join(map(str, self.objects))
         what = f" emptied the domain of {choice}" if choice else " cannot be satisfied"
         super().__init__(f"dead end: constraint {constraint} on ({objs}){what}")
+
+    def __reduce__(self):  # across processes, without its problem
+        return (DeadEnd, (self.constraint, self.objects, self.choice, self.decision))

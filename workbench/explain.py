@@ -94,7 +94,10 @@ def describe(d: Decision, cand: Candidate | None = None) -> str:
 
 
 def _constraint(e: DeadEnd, c: Candidate | None = None) -> str:
-    names = e.objects if c is None else [object_label(c, o) for o in e.objects]
+    # named by the problem the dead end happened in: a lowering fired by the
+    # decisions tried may have created its objects after `c`
+    where = e.problem or c
+    names = e.objects if where is None else [object_label(where, o) for o in e.objects]
     objs = f" on ({', '.join(names)})" if e.objects else ""
     return f"{e.constraint}{objs}"
 

@@ -666,13 +666,16 @@ class Problem:
     def dead_end(self, cause: int, v: int | None) -> DeadEnd:
         choice = self.describe(v) if v is not None else None
         if cause == DECISION:
-            return DeadEnd("decision", (), choice)
-        if cause == LOWERING:
-            return DeadEnd("lowering", (), choice)
-        if cause == EXTRA:
-            return DeadEnd(self.cause_text(cause, v), (), choice)
-        inst = self.instances[cause]
-        return DeadEnd(inst.origin, inst.objects, choice)
+            e = DeadEnd("decision", (), choice)
+        elif cause == LOWERING:
+            e = DeadEnd("lowering", (), choice)
+        elif cause == EXTRA:
+            e = DeadEnd(self.cause_text(cause, v), (), choice)
+        else:
+            inst = self.instances[cause]
+            e = DeadEnd(inst.origin, inst.objects, choice)
+        e.problem = self  # names its objects, those a lowering just created too
+        return e
 
     def cause_text(self, cause: int, v: int | None = None) -> str:
         """What wrote a domain; for an extra propagator, its reason for
