@@ -270,3 +270,16 @@ def test_a_dead_end_in_a_lowering_names_the_objects_it_created():
     assert e.problem is not root.problem and e.problem.fired
     text = _constraint(e, root)
     assert "load of ld_a for mad" in text and "ld_ld_a_mad" not in text
+
+
+def test_dead_ends_and_never_appears_cross_processes():
+    """Both pickle (a worker process may send them), a dead end without the
+    problem it happened in."""
+    import pickle
+    e = wb.DeadEnd("require (gpu.space:1)", ("d0",), "order(d0, d1)")
+    e.problem = object()
+    got = pickle.loads(pickle.dumps(e))
+    assert str(got) == str(e) and got.objects == ("d0",) and got.problem is None
+    n = wb.NeverAppears([wb.Decision("size", ("d9",), ("4",))])
+    got = pickle.loads(pickle.dumps(n))
+    assert str(got) == str(n) and got.decisions == n.decisions

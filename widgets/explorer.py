@@ -91,6 +91,7 @@ class CandidateExplorer:
         self._t_click: float | None = None
         self._explaining: threading.Thread | None = None  # show_stuck's, while it runs
         self._why_lock = threading.Lock()
+        self._why_gen = 0  # bumped by each refresh and explanation: what is still current
         self.explanation = None  # the last one drawn
         # an interactive kernel keeps its problems: out of the collector's walks
         self._freeze = lookahead == "process"
@@ -225,31 +226,39 @@ class CandidateExplorer:
         each with a button that removes it and keeps every other decision.
         Explaining takes seconds (tens of checks of subsets of the trail), so
         it runs in a thread of its own (in the caller with the "sync"
-        look-ahead): the kernel answers clicks meanwhile, and a click, which
-        makes a newer generation, stops it — its result would be about a
-        candidate no longer on show. `gen`: the generation the look-ahead
-        found `ch` stuck in (it may be stale already)."""
+        look-ahead): the kernel answers clicks meanwhile, and a click (a
+        refresh) or a newer explanation stops it — its result would be about
+        a candidate no longer on show. `gen`: the look-ahead generation that
+        found `ch` stuck (nothing is done when a newer one has begun)."""
+        if gen is not None and gen != self.choices.gen:
+            return
         what = "stuck" if decision is None else "dead end"
-        gen = self.choices.gen if gen is None else gen
-        cand = self.session.cand
-        stale = lambda: self.choices.gen != gen or self.session.cand is not cand  # noqa: E731
         choice = None if ch is None else (ch.name, ch.objects)
+        try:  # the candidate as it is now, read here (this may be the reader thread)
+            cand, explain = self.session.explainer(choice=choice, decision=decision)
+        except Stopped:
+            return
         with self._why_lock:
-            if stale():
+            if gen is not None and gen != self.choices.gen or not self._on_show(cand):
                 return
+            self._why_gen += 1
+            mine = self._why_gen
             self.why.children = (_w().HTML(f"<div style='background:#fff3f3;padding:4px'><b>"
                                            f"{what}:</b> <i>finding the earlier decisions that "
                                            "cause it…</i></div>"),)
+        stale = lambda: self._why_gen != mine or not self._on_show(cand)  # noqa: E731
 
         def work() -> None:
             try:
-                ex = self.session.explain(choice=choice, decision=decision, stop=stale)
+                ex = explain(stale)
             except Stopped:
                 return
-            except WorkbenchError as exc:
+            except Exception as exc:  # noqa: BLE001 - said in the panel, not lost in a thread
+                text = str(exc) if isinstance(exc, WorkbenchError) else \
+                    f"the explanation failed: {type(exc).__name__}: {exc}"
                 with self._why_lock:
                     if not stale():
-                        self.why.children = (_w().HTML(f"<i>{html.escape(str(exc))}</i>"),)
+                        self.why.children = (_w().HTML(f"<i>{html.escape(text)}</i>"),)
                 return
             with self._why_lock:  # a click's refresh clears the panel under it
                 if not stale():
@@ -261,6 +270,15 @@ class CandidateExplorer:
         self._explaining = threading.Thread(target=work, name="explain", daemon=True)
         self._explaining.start()
 
+    def _on_show(self, cand) -> bool:
+        """Whether `cand` is the current candidate (read from any thread: a
+        `drop` may be between its two writes of the branch)."""
+        b = self.session.branch
+        try:
+            return b.history[b.pos] is cand
+        except IndexError:
+            return False
+
     def _draw_why(self, ex, what: str, cand) -> None:
         w = _w()
         trail = list(cand.trail)
@@ -271,7 +289,9 @@ class CandidateExplorer:
             b = w.Button(description=f"drop {num}{describe(d, cand)}",
                          layout=w.Layout(width="auto"),
                          tooltip=f"re-apply every decision but number {step}")
-            b.on_click(lambda _, step=step: self.do(self.session.drop, step))
+            # a click queued after the panel moved on must not drop another step
+            b.on_click(lambda _, step=step: self._on_show(cand)
+                       and self.do(self.session.drop, step))
             drops.append(b)
         # one line per value (its own culprits, then the constraint it fails on)
         lines = "".join(f"<li>{html.escape(x)}</li>" for x in ex.lines)
@@ -328,7 +348,8 @@ class CandidateExplorer:
         self.branches.value = s.current
         if self.target_dd.value != s.target:
             self.target_dd.value = s.target
-        with self._why_lock:
+        with self._why_lock:  # an explanation under way is about the candidate before
+            self._why_gen += 1
             if self.why.children:
                 self.why.children = ()
         self.finish_b.disabled = cand.is_fixed

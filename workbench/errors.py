@@ -52,6 +52,9 @@ class NeverAppears(InvalidDecision):
         super().__init__("decisions on objects that never appear: "
                          + ", ".join(str(d) for d in self.decisions))
 
+    def __reduce__(self):
+        return (type(self), (self.decisions,))
+
 
 class DeadEnd(WorkbenchError):
     """Propagation emptied a domain: the decisions taken so far admit no
@@ -75,4 +78,4 @@ class DeadEnd(WorkbenchError):
         super().__init__(f"dead end: constraint {constraint} on ({objs}){what}")
 
     def __reduce__(self):  # across processes, without its problem
-        return (DeadEnd, (self.constraint, self.objects, self.choice, self.decision))
+        return (type(self), (self.constraint, self.objects, self.choice, self.decision))

@@ -215,6 +215,8 @@ def explain(cand: Candidate, *, decision=None, choice=None, prefixes=None,
         # which irreducible subset progression finds depends on the trail's
         # order (it keeps the latest decisions it can); the reversed order
         # often finds a smaller one (7 → 5 decisions on a stuck matmul state)
+        if stop is not None and stop():
+            raise Stopped("explanation stopped")
         order, rev = prefixes[0].decide_each(trail[::-1])  # a subset of a live trail: live
         other = _progression(order, rev, fails)
         if len(other) < len(culprits):
@@ -238,6 +240,8 @@ def _by_value(culprits: tuple, choice: tuple, root: Candidate, cand: Candidate,
     (without them it could not be taken, and they would look needed)."""
     prefixes = [root]
     for d in culprits:  # the culprits replay from the root (verified)
+        if stop is not None and stop():
+            raise Stopped("explanation stopped")
         prefixes.append(prefixes[-1].decide(d))
     out = []
     for value in sorted(cand.domain(*choice)):

@@ -297,12 +297,23 @@ class Session:
     def explain(self, choice=None, decision=None, stop=None):
         """Why `decision` dead-ends here, or why every value of the open
         `choice` = (name, objects) does (`workbench.explain`; `stop()` abandons
-        it, raising Stopped). The candidate and its history are read at the
-        call, so another thread may explain while the person goes on."""
+        it, raising Stopped)."""
+        return self.explainer(choice, decision)[1](stop)
+
+    def explainer(self, choice=None, decision=None):
+        """(the current candidate, a function of `stop` that explains it):
+        the candidate and its history are read now, so another thread may
+        explain while the person goes on. Raises Stopped when another thread
+        is changing the branch (a `drop` between its two writes)."""
         from .explain import explain
+        from .model.lookahead import Stopped
         b = self.branch
-        return explain(b.cand, choice=choice, decision=decision,
-                       prefixes=b.history[:b.pos + 1], stop=stop)
+        history, pos = list(b.history), b.pos
+        if pos >= len(history) or len(history[pos].trail) != pos:
+            raise Stopped("the branch changed while it was read")
+        cand, prefixes = history[pos], history[:pos + 1]
+        return cand, lambda stop=None: explain(cand, choice=choice, decision=decision,
+                                               prefixes=prefixes, stop=stop)
 
     def drop(self, step: int) -> Candidate:
         """The current candidate without decision number `step` (1-based, as
