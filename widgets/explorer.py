@@ -230,8 +230,6 @@ class CandidateExplorer:
         refresh) or a newer explanation stops it — its result would be about
         a candidate no longer on show. `gen`: the look-ahead generation that
         found `ch` stuck (nothing is done when a newer one has begun)."""
-        if gen is not None and gen != self.choices.gen:
-            return
         what = "stuck" if decision is None else "dead end"
         choice = None if ch is None else (ch.name, ch.objects)
         try:  # the candidate as it is now, read here (this may be the reader thread)

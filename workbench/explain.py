@@ -158,6 +158,12 @@ def _value_fails(c: Candidate, name: str, objs: tuple, value: str):
     return None
 
 
+def _go_on(stop) -> None:
+    """Raise Stopped when `stop()` says the explanation is no longer wanted."""
+    if stop is not None and stop():
+        raise Stopped("explanation stopped")
+
+
 def _with(base: Candidate, extra, stop=None) -> Candidate | str | None:
     """`base` plus the decisions `extra`, taken together (`decide_all`: one
     fixpoint, then one more per lowering whose objects the rest wait for);
@@ -166,8 +172,7 @@ def _with(base: Candidate, extra, stop=None) -> Candidate | str | None:
     (it left out the decisions that fire their lowering). `stop()`, asked
     first, abandons the explanation (raises Stopped): each check costs up to
     a few tenths of a second, an explanation up to tens of checks."""
-    if stop is not None and stop():
-        raise Stopped("explanation stopped")
+    _go_on(stop)
     try:
         return base.decide_all(extra)
     except DeadEnd as e:
@@ -215,8 +220,7 @@ def explain(cand: Candidate, *, decision=None, choice=None, prefixes=None,
         # which irreducible subset progression finds depends on the trail's
         # order (it keeps the latest decisions it can); the reversed order
         # often finds a smaller one (7 → 5 decisions on a stuck matmul state)
-        if stop is not None and stop():
-            raise Stopped("explanation stopped")
+        _go_on(stop)
         order, rev = prefixes[0].decide_each(trail[::-1])  # a subset of a live trail: live
         other = _progression(order, rev, fails)
         if len(other) < len(culprits):
@@ -240,8 +244,7 @@ def _by_value(culprits: tuple, choice: tuple, root: Candidate, cand: Candidate,
     (without them it could not be taken, and they would look needed)."""
     prefixes = [root]
     for d in culprits:  # the culprits replay from the root (verified)
-        if stop is not None and stop():
-            raise Stopped("explanation stopped")
+        _go_on(stop)
         prefixes.append(prefixes[-1].decide(d))
     out = []
     for value in sorted(cand.domain(*choice)):

@@ -72,7 +72,7 @@ class Session:
                 # (a branch's history[i] holds i decisions: drop, jump, explain and
                 # saving rely on it)
                 self.root = start.root_candidate()
-                history = self._prefixes([d.to_dict() for d in start.trail[:-1]]) + [start]
+                history = self.root.decide_each(start.trail[:-1])[1] + [start]
             else:
                 history = [start]
             self.branches = [Branch("main", history, len(history) - 1)]
