@@ -154,7 +154,7 @@ def test_cuda_backend_batch_build(tmp_path, monkeypatch):
                             cuda=SimpleNamespace(Device=lambda: SimpleNamespace(
                                 compute_capability="90")))
     cands = _fixed(3, seed=7)
-    built = be._prebuild(cands, str(tmp_path))
+    built = be._prebuild([generate(c, f"wb_{i}") for i, c in enumerate(cands)], str(tmp_path))
     assert set(built) == {"wb_0", "wb_1", "wb_2"}
     for i, c in enumerate(cands):
         fn, facts = be._function(generate(c, f"wb_{i}"), built)

@@ -138,10 +138,11 @@ def test_calibration_kernels_compile():
 
 def test_calibrated_table_loads(tmp_path):
     """A table built from (made-up) measurements is a valid target: every
-    number documented, rates 5 % above and latencies 5 % below the runs."""
+    number documented, rates 5 % above the runs but never below the base
+    table's peak (a bound must not slow the chip down), latencies 5 % below."""
     from workbench.model import hardware
     from workbench.runtime.calibrate import table
-    meas = {"dram_bytes_per_s": 4.0e12, "l2_bytes_per_s": 9.0e12, "fma_per_s": 30e12,
+    meas = {"dram_bytes_per_s": 5.0e12, "l2_bytes_per_s": 9.0e12, "fma_per_s": 30e12,
             "shared_bytes_per_s": 30e12, "fma_latency_cycles": 4.2,
             "shared_latency_cycles": 30.0, "l1_latency_cycles": 35.0,
             "l2_latency_cycles": 260.0, "launch_overhead_s": 3e-6}
@@ -150,7 +151,12 @@ def test_calibrated_table_loads(tmp_path):
     path.write_text(json.dumps(raw))
     hw = hardware(wb.target.load_target(str(path)))
     assert hw.name == "nvidia_h200"
-    assert hw.resources["gpu"]["dram_bytes"] == pytest.approx(4.0e12 / 1.98e9 * 1.05, rel=1e-3)
+    assert hw.resources["gpu"]["dram_bytes"] == pytest.approx(5.0e12 / 1.98e9 * 1.05, rel=1e-3)
+    peak = wb.target.load_target("h200").raw["model"]["resources"]
+    assert 30e12 / 1.98e9 * 1.05 < peak["gpu"]["fma"]  # the FMA run fell short: the peak stays
+    assert raw["model"]["resources"]["gpu"]["fma"] == peak["gpu"]["fma"]
+    assert raw["model"]["resources"]["block"]["fma"] == peak["block"]["fma"]
+    assert "kept" in raw["sources"]["model.resources.gpu.fma"]
     assert hw.latency["load_l2"] == pytest.approx(260 * 0.95)
     b = wb.bound(wb.Candidate.root(wb.kernels.matmul(64, 64, 64)), target=str(path))
     assert b.value_ns > 0
@@ -180,3 +186,33 @@ def test_cpu_blocks_in_parallel(tmp_path):
         assert r["versions"]["threads"] == 2
     with pytest.raises(WorkbenchError, match="positive integer"):
         CpuBackend(threads=0)
+
+
+def test_cuda_child_deadline_kills_and_goes_on():
+    """A CUDA kernel cannot be interrupted: the backend measures in a child
+    process and kills it when a candidate's first run outlasts its limit.
+    The candidate is a timeout, the others are measured by a new child, and
+    one the child dies on is a launch error (here a stand-in child: no GPU)."""
+    import time
+
+    import fake_cuda_child
+
+    from workbench.codegen import Generated
+    from workbench.runtime.cuda import CudaBackend, _in_child, _kill
+    be = CudaBackend.__new__(CudaBackend)
+    be.isolate, be._child, be.first_run_limit_s, be.compile_s = True, None, 1.0, 0.0
+    be.child_main = fake_cuda_child.main
+    gens = [Generated(f"wb_{i}", code, "", {}, None)
+            for i, code in enumerate(["ok", "HANG", "ok", "DIE", "ok"])]
+    gens.insert(2, "could not generate")
+    t0 = time.monotonic()
+    try:
+        res, ref = _in_child(be, ("axpy", {"n": 64}), gens, samples=1, timeout_s=0.01, seed=0)
+    finally:
+        _kill(be)
+    assert [m.status for m in res] == ["ok", "timeout", "compile_error", "ok", "launch_error",
+                                       "ok"]
+    assert "killed after" in res[1].message and "died" in res[4].message
+    assert res[0].extra["pid"] != res[3].extra["pid"]  # a new child after the kill
+    assert ref is not None and ref.name == "fake"
+    assert time.monotonic() - t0 < 60

@@ -226,6 +226,8 @@ def summarize(rows, state: dict, target: dict | None = None) -> dict:
             "quick": state.get("quick"), "runs": state.get("runs"),
             "records": len(rows), "measured": len(measured(rows)),
             "stages": {k: v.get("status") for k, v in (state.get("stages") or {}).items()},
+            "stage_errors": {k: v["error"] for k, v in (state.get("stages") or {}).items()
+                             if v.get("error")},
             "correctness": statuses(rows, "correctness"),
             "soundness": soundness(rows),
             "soundness_registers": soundness(rows, "x_bound_registers_ns"),
@@ -252,7 +254,9 @@ def markdown(s: dict) -> str:
              f"Runs: {', '.join(s.get('runs') or [])}."
              + (" **Quick dry run: small sizes and counts.**" if s.get("quick") else ""), "",
              "| stage | status |", "|---|---|"]
-    lines += [f"| {k} | {v} |" for k, v in s["stages"].items()]
+    errors = s.get("stage_errors") or {}
+    lines += [f"| {k} | {v}" + (f": {errors[k][:200]}" if k in errors else "") + " |"
+              for k, v in s["stages"].items()]
     lines += ["", "## Correctness against numpy (random fixed candidates, test sizes)", "",
               "| kernel | " + " | ".join(_STATUS_COLS) + " |",
               "|---|" + "---|" * len(_STATUS_COLS)]

@@ -128,7 +128,9 @@ class Campaign:
         """This stage's share of the time left (report reserve kept aside)."""
         later = [s for s in SHARES if STAGES.index(s) >= STAGES.index(stage)
                  and not self.done(s)]
-        reserve = 5.0 if self.options.quick else 45.0
+        # the report's time: seconds for a few thousand records; a short
+        # campaign (the few minutes a lent GPU has left) keeps less aside
+        reserve = 5.0 if self.options.quick else min(45.0, 6.0 * self.options.minutes)
         left = max(0.0, self.left_s() - reserve)
         share = SHARES[stage] / sum(SHARES[s] for s in later)
         return time.monotonic() + left * share
@@ -138,6 +140,9 @@ class Campaign:
 
     def finish(self, stage: str, status: str, t0: float, **summary) -> None:
         entry = self.state.setdefault("stages", {}).setdefault(stage, {})
+        if status != "failed":  # an earlier run's failure, now overcome
+            entry.pop("error", None)
+            entry.pop("traceback", None)
         entry.update(status=status, elapsed_s=round(entry.get("elapsed_s", 0.0)
                                                     + time.monotonic() - t0, 2), **summary)
         self.save()
@@ -238,12 +243,22 @@ def _drawn(pool, jobs, cache: DrawnCache | None = None):
             for job in todo:
                 yield from _draw(job)
             return
-        futs = [pool.submit(_draw, j) for j in todo]
+        # A window of jobs in flight, refilled as this stream is read: a
+        # stream that queued all its jobs at once held the pool until every
+        # one ran, and a second kernel's stream waited behind it (an H200's
+        # first campaign drew 16 of 1,000 matmul 256 in five minutes, its axpy
+        # none).
+        pending, running = list(todo), set()
+        window = max(1, getattr(pool, "_max_workers", 1))
         try:
-            for f in cf.as_completed(futs):
-                yield from f.result()
+            while pending or running:
+                while pending and len(running) < window:
+                    running.add(pool.submit(_draw, pending.pop(0)))
+                done, running = cf.wait(running, return_when=cf.FIRST_COMPLETED)
+                for f in done:
+                    yield from f.result()
         finally:
-            for f in futs:
+            for f in running:
                 f.cancel()
     for seed, trail, err in fresh():
         if trail is not None and cache is not None:
@@ -476,6 +491,20 @@ def stage_report(camp: Campaign) -> dict:
 
 
 # ---------------------------------------------------------------- entry
+def _guarded(camp: Campaign, stage: str, fn, *args) -> None:
+    """Run a stage; an exception ends that stage only, recorded in
+    campaign.json with its traceback (status `failed`), so the GPU's few
+    minutes go on to the next stage and the report. KeyboardInterrupt still
+    ends the campaign (the records so far are kept)."""
+    t0 = time.monotonic()
+    try:
+        fn(*args)
+    except Exception as exc:  # noqa: BLE001 - recorded, not lost
+        import traceback
+        camp.finish(stage, "failed", t0, error=f"{type(exc).__name__}: {exc}",
+                    traceback=traceback.format_exc()[-4000:])
+
+
 def _backend(name: str):
     from ..runtime.backend import get_backend
     be = get_backend(name)
@@ -544,18 +573,18 @@ def run_campaign(options: CampaignOptions | None = None, **changes) -> dict:
     pool = _pool(0 if o.quick and o.workers is None else o.workers)
     try:
         if not camp.done("calibration"):
-            stage_calibration(camp)
+            _guarded(camp, "calibration", stage_calibration, camp)
         if not camp.done("correctness"):
-            stage_draw_and_measure(camp, "correctness",
-                                   {k: (k, s) for k, s in sizes.items()}, o.n_correct, pool)
+            _guarded(camp, "correctness", stage_draw_and_measure, camp, "correctness",
+                     {k: (k, s) for k, s in sizes.items()}, o.n_correct, pool)
         if not camp.done("random"):
-            stage_draw_and_measure(camp, "random", QUICK_RANDOM if o.quick else RANDOM_KERNELS,
-                                   o.n_random, pool)
+            _guarded(camp, "random", stage_draw_and_measure, camp, "random",
+                     QUICK_RANDOM if o.quick else RANDOM_KERNELS, o.n_random, pool)
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
     if not camp.done("search"):
-        stage_search(camp)
+        _guarded(camp, "search", stage_search, camp)
     summary = stage_report(camp)
     summary["out"] = str(out)
     summary["stages"] = {k: v.get("status") for k, v in camp.state["stages"].items()}

@@ -72,10 +72,15 @@ extern "C" __global__ void wb_chase(const int* __restrict__ next, int steps, int
                                     long long* cycles, int* out) {
   int j = 0;
   for (int i = 0; i < steps; ++i) j = l2_only ? __ldcg(&next[j]) : next[j];  // warm
+  // the timed pass walks the lines the warm pass brought in: without this
+  // restart it went on to cold lines and measured DRAM (601 cycles on an
+  // H200 as "L2", and bounds above the measured time)
+  int sink = j;
+  j = 0;
   long long t0 = clock64();
   for (int i = 0; i < steps; ++i) j = l2_only ? __ldcg(&next[j]) : next[j];
   long long t1 = clock64();
-  out[0] = j;
+  out[0] = j + sink;
   cycles[0] = t1 - t0;
 }
 extern "C" __global__ void wb_chase_shared(int steps, long long* cycles, int* out) {
@@ -186,8 +191,16 @@ def table(meas: dict, device: str, sms: int, clock_ghz: float, base: str = "h200
         ("block", "fma"): meas["fma_per_s"] / hz / sms,
     }
     for (lvl, r), v in per_cycle.items():
-        m["resources"][lvl][r] = round(v * RATE_MARGIN, 3)
-        src[f"model.resources.{lvl}.{r}"] = f"{tag}; best run +5 %"
+        # A lower bound takes the fastest the chip can be: a benchmark that
+        # fell short of the base table's peak (an FMA loop at a throttled
+        # clock: 83 % of 128 lanes per SM on an H200) must not slow the model
+        # down, only one that beat it may speed it up.
+        peak = m["resources"][lvl][r]
+        got = round(v * RATE_MARGIN, 3)
+        m["resources"][lvl][r] = max(got, peak)
+        src[f"model.resources.{lvl}.{r}"] = (
+            f"{tag}; best run +5 %" if got >= peak else
+            f"{base}.json's {peak} per cycle kept: {tag}, best run +5 %: {got}")
     for r in ("issue", "lsu", "sync"):
         m["resources"]["gpu"][r] = m["resources"]["block"][r] * sms
         src[f"model.resources.gpu.{r}"] = f"{sms} SMs (measured count) × block.{r}"

@@ -13,7 +13,7 @@ import tempfile
 
 import numpy as np
 
-from ..codegen import generate
+from ..codegen import Generated, generate
 from ..codegen.compile import CompileError, compile_cuda, nvcc_path, ptxas_report
 from ..errors import WorkbenchError
 from ..target import available_targets
@@ -51,7 +51,13 @@ def slug(device: str) -> str:
 class CudaBackend:
     name = "cuda"
 
-    def __init__(self):
+    # a first run longer than this is killed with its process (status timeout)
+    first_run_limit_s = 20.0
+    compile_s = NVCC_TIMEOUT_S  # a kernel's own NVRTC build, when nvcc could not batch it
+
+    def __init__(self, isolate: bool = True):
+        self.isolate = isolate
+        self._child = None  # (process, connection) of the measuring child
         self.cp = cupy_module()
         self.device, self.driver, self.target = "none", "", "h200"
         self._cubins: dict = {}  # cubin path -> loaded module
@@ -69,8 +75,32 @@ class CudaBackend:
                 "cuda_runtime": str(self.cp.cuda.runtime.runtimeGetVersion())}
 
     def run(self, kernel, cands, samples: int, timeout_s: float, seed: int):
+        """Measure fixed candidates of `kernel`. Their CUDA is generated here;
+        compiling, running and timing happen in a child process (`isolate`,
+        for a kernel that `build_kernel` rebuilds from its spec), which a
+        deadline kills: a CUDA kernel cannot be interrupted, so a candidate
+        whose first run outlasts `first_run_limit_s` would otherwise hold the
+        caller (a notebook, a campaign) for as long as it runs — minutes for
+        the slowest random candidates (3,345 times their bound on an H200)."""
         if self.cp is None:
             return [Measurement("no_device", message=NO_DEVICE) for _ in cands], None
+        gens = []
+        for i, cand in enumerate(cands):
+            try:
+                g = generate(cand, f"wb_{i}")
+                gens.append(Generated(g.name, g.cuda, "", g.launch, None))  # picklable
+            except WorkbenchError as exc:
+                gens.append(str(exc))
+        spec = _rebuildable(kernel)
+        if self.isolate and spec is not None:
+            return _in_child(self, spec, gens, samples, timeout_s, seed)
+        return self.run_generated(kernel, gens, samples, timeout_s, seed)
+
+    def run_generated(self, kernel, gens, samples, timeout_s, seed, report=None):
+        """Compile, check and time generated kernels (`Generated`, or the
+        message of one that could not be generated) in this process, then the
+        reference; `report(event, ...)` hears ("start", i) before a candidate
+        and ("result", i, measurement) after it."""
         cp = self.cp
         inputs = kernel.make_inputs(np.random.default_rng(seed))
         expected = kernel.reference(inputs)
@@ -79,10 +109,16 @@ class CudaBackend:
         flush = cp.empty(2 * self.l2_bytes // 4, cp.float32)
         results = []
         with tempfile.TemporaryDirectory(prefix="wb_cubin_") as tmp:  # cubins, until loaded
-            built = self._prebuild(cands, tmp)
-            for i, cand in enumerate(cands):
-                results.append(self._one(kernel, cand, f"wb_{i}", inputs, expected, dev_in,
-                                         dev_out, flush, samples, timeout_s, built))
+            built = self._prebuild([g for g in gens if not isinstance(g, str)], tmp)
+            for i, g in enumerate(gens):
+                if report:
+                    report("start", i)
+                m = (Measurement("compile_error", message=g) if isinstance(g, str) else
+                     self._one(kernel, g, inputs, expected, dev_in, dev_out, flush, samples,
+                               timeout_s, built))
+                results.append(m)
+                if report:
+                    report("result", i, m)
         self._cubins = {}
         ref = self._reference(kernel, inputs, flush, samples)
         return results, ref
@@ -102,19 +138,13 @@ class CudaBackend:
             times.append(cp.cuda.get_elapsed_time(start, stop) * 1e6)
         return times
 
-    def _prebuild(self, cands, workdir: str | None = None) -> dict:
-        """All candidates' CUDA compiled at once by nvcc for this device
+    def _prebuild(self, gens, workdir: str | None = None) -> dict:
+        """All generated kernels compiled at once by nvcc for this device
         (parallel jobs, `ptxas -v`): name -> (cubin path, ptxas facts), or
         name -> nvcc's message for a kernel that does not compile. Empty
         without nvcc: each kernel then goes through NVRTC alone."""
-        if nvcc_path() is None or not cands:
+        if nvcc_path() is None or not gens:
             return {}
-        gens = []
-        for i, cand in enumerate(cands):
-            try:
-                gens.append(generate(cand, f"wb_{i}"))
-            except WorkbenchError:
-                continue  # _one reports it
         arch = f"sm_{self.cp.cuda.Device().compute_capability}"
         try:
             rep = ptxas_report(gens, arch, workdir=workdir, timeout_s=NVCC_TIMEOUT_S)
@@ -141,11 +171,10 @@ class CudaBackend:
                 pass
         return self._module(g.cuda).get_function(g.name), None
 
-    def _one(self, kernel, cand, name, inputs, expected, dev_in, dev_out, flush, samples,
+    def _one(self, kernel, g, inputs, expected, dev_in, dev_out, flush, samples,
              timeout_s, built=None):
         cp = self.cp
         try:
-            g = generate(cand, name)
             fn, facts = self._function(g, built or {})
             dyn = g.launch.get("dynamic_shared_bytes", 0)
             if dyn:  # above 48 KB a kernel must opt in to its dynamic shared memory
@@ -222,3 +251,116 @@ def _target_for(device: str) -> str:
     if slug(device) in available_targets():
         return slug(device)
     return "h200"
+
+
+# ---------------------------------------------------------------- the child
+def _rebuildable(kernel):
+    """(builder, sizes) when `build_kernel` makes this very kernel again in
+    another process (a thesis kernel at any sizes), else None."""
+    from ..kernels import BUILDERS
+    spec = dict(kernel.spec() or {})
+    builder = spec.pop("builder", None)
+    return (builder, spec) if builder in BUILDERS and builder != "basic_block" else None
+
+
+def _child_main(conn) -> None:
+    """The measuring process: jobs (builder, sizes, gens, samples, timeout_s,
+    seed) in, events out; ends on None or a closed pipe."""
+    from ..kernels import build_kernel
+    be = CudaBackend(isolate=False)
+    while True:
+        try:
+            job = conn.recv()
+        except EOFError:
+            return
+        if job is None:
+            return
+        builder, sizes, gens, samples, timeout_s, seed = job
+        try:
+            kernel = build_kernel(builder, sizes)
+            _, ref = be.run_generated(kernel, gens, samples, timeout_s, seed,
+                                      report=lambda *ev: conn.send(ev))
+            conn.send(("end", ref))
+        except Exception as exc:  # noqa: BLE001 - said to the parent, which records it
+            conn.send(("error", f"{type(exc).__name__}: {exc}"))
+
+
+def _child(be):
+    import multiprocessing
+    proc, conn = be._child or (None, None)
+    if proc is not None and proc.is_alive():
+        return proc, conn
+    # spawn: a forked child would share the parent's CUDA context
+    ctx = multiprocessing.get_context("spawn")
+    mine, theirs = ctx.Pipe()
+    proc = ctx.Process(target=getattr(be, "child_main", _child_main), args=(theirs,), daemon=True,
+                       name="workbench-cuda")
+    proc.start()
+    theirs.close()
+    be._child = (proc, mine)
+    return proc, mine
+
+
+def _kill(be) -> None:
+    proc, conn = be._child or (None, None)
+    be._child = None
+    if proc is not None:
+        proc.kill()
+        proc.join(5)
+        conn.close()
+
+
+def _in_child(be, spec, gens, samples, timeout_s, seed):
+    """Run the batch in the child; a candidate past its deadline (or one the
+    child died on) is recorded and the child replaced for the rest."""
+    import time
+    results: list = [None] * len(gens)
+    ref = None
+    start_allowance = be.compile_s * 2 + 60.0  # spawn, CuPy, the batch's nvcc
+    per_candidate = max(be.first_run_limit_s, timeout_s * (samples + 2)) + be.compile_s
+    ref_tries = 0
+    while any(r is None for r in results) or (ref is None and ref_tries < 2):
+        todo = [i for i, r in enumerate(results) if r is None]
+        ref_tries += not todo  # only the reference is missing: a last candidate was killed
+        proc, conn = _child(be)
+        conn.send((*spec, [gens[i] for i in todo], samples, timeout_s, seed))
+        current, deadline, t_start = None, time.monotonic() + start_allowance, time.monotonic()
+        while True:
+            wait = deadline - time.monotonic()
+            ready = wait > 0 and conn.poll(wait)
+            try:
+                ev = conn.recv() if ready else None
+            except (EOFError, OSError):
+                ev = ("died", None)
+            if ev is None or ev[0] == "died":
+                _kill(be)
+                i = todo[current] if current is not None else None
+                took = time.monotonic() - t_start
+                why = (f"killed after {took:.1f} s: its first run did not end in time "
+                       f"(limit {per_candidate:.0f} s); the measuring process was replaced"
+                       if ev is None else
+                       f"the measuring process died (exit {proc.exitcode}) while it ran")
+                if i is None:  # before any candidate: the batch cannot run
+                    for j in todo:
+                        results[j] = Measurement("launch_error", message=why)
+                else:
+                    results[i] = Measurement("timeout" if ev is None else "launch_error",
+                                             message=why)
+                break
+            kind = ev[0]
+            if kind == "start":
+                current, t_start = ev[1], time.monotonic()
+                deadline = t_start + per_candidate
+            elif kind == "result":
+                results[todo[ev[1]]] = ev[2]
+                current = None
+                deadline = time.monotonic() + per_candidate
+            elif kind == "end":
+                ref = ev[1]
+                break
+            elif kind == "error":
+                for j in todo:
+                    if results[j] is None:
+                        results[j] = Measurement("launch_error", message=ev[1])
+                break
+    return results, ref
