@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+import workbench as wb
 from workbench.campaign import (
     NO_GPU_DATA,
     gpu_dirs,
@@ -94,6 +95,52 @@ def test_cut_stage_resumes_from_records(dry_run, tmp_path):
     assert len(new) == 2 and all(r["x_campaign"]["stage"] == "correctness" for r in new)
     assert {r["x_campaign"]["seed"] for r in new} == {1}
     assert s["correctness"]["axpy"]["ok"] == 2
+
+
+def test_report_only_rebounds_without_rewriting(dry_run, tmp_path):
+    """`campaign --report-only` redraws a campaign's report on any machine
+    with today's model's bounds beside the recorded ones; the records are
+    only read (byte for byte the same after)."""
+    from workbench.campaign import report_only
+    out, *_ = dry_run
+    folder = tmp_path / "r"
+    shutil.copytree(out, folder)
+    before = (folder / "records.jsonl").read_bytes()
+    s = report_only(folder)
+    assert (folder / "records.jsonl").read_bytes() == before
+    assert s["soundness_now"]["records"] == s["soundness"]["records"] > 0
+    assert s["soundness_now"]["share_sound"] == 1.0 and s["soundness_now"]["not_replayed"] == 0
+    assert "today's model" in (folder / "report.md").read_text()
+    with pytest.raises(wb.WorkbenchError, match="no records.jsonl"):
+        report_only(tmp_path / "nothing")
+
+
+def test_a_failed_stage_is_recorded_and_the_campaign_goes_on(dry_run, tmp_path, monkeypatch):
+    """A stage that raises ends only itself: its error and traceback go to
+    campaign.json (status failed), the later stages and the report still run,
+    and a later run retries it."""
+    from workbench.campaign import run as run_mod
+    out, *_ = dry_run
+    folder = tmp_path / "f"
+    shutil.copytree(out, folder)
+    state = json.loads((folder / "campaign.json").read_text())
+    for stage in ("random", "search"):
+        state["stages"][stage]["status"] = "partial"
+    (folder / "campaign.json").write_text(json.dumps(state))
+
+    def broken(*args):
+        raise RuntimeError("the device fell off the bus")
+    monkeypatch.setattr(run_mod, "stage_draw_and_measure", broken)
+    s = run_campaign(backend="cpu", quick=True, out=folder, minutes=10)
+    st = json.loads((folder / "campaign.json").read_text())["stages"]
+    assert st["random"]["status"] == "failed" and "fell off the bus" in st["random"]["error"]
+    assert "RuntimeError" in st["random"]["traceback"]
+    assert st["search"]["status"] == "done" and s["stages"]["report"] == "done"
+    assert "fell off the bus" in (folder / "report.md").read_text()
+    monkeypatch.undo()
+    run_campaign(backend="cpu", quick=True, out=folder, minutes=10)
+    st = json.loads((folder / "campaign.json").read_text())["stages"]
+    assert st["random"]["status"] == "done" and "error" not in st["random"]
 
 
 def test_gpu_data_readers(dry_run, monkeypatch, tmp_path):

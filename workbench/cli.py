@@ -356,6 +356,12 @@ def _campaign_args(p) -> None:
     p.add_argument("--draw-only", action="store_true",
                    help="only draw and cache the random candidates (data/campaign/drawn/), "
                         "on any machine, ahead of a GPU session")
+    p.add_argument("--report-only", action="store_true",
+                   help="redraw the report of the campaign in --out (any machine), with the "
+                        "bounds of today's model beside the recorded ones")
+    p.add_argument("--target", default=None,
+                   help="with --report-only: the table to bound on (default: the campaign's "
+                        "target.json)")
     p.add_argument("--json", action="store_true")
 
 
@@ -364,15 +370,21 @@ def _campaign_args(p) -> None:
                         "TAG searches, a report in data/gpu/<device>/ (budgeted, resumable)",
             _campaign_args)
 def cmd_campaign(args) -> int:
-    from .campaign import draw_ahead, run_campaign
+    from .campaign import draw_ahead, report_only, run_campaign
     opts = {"backend": args.backend, "minutes": args.minutes, "quick": args.quick,
             "seed": args.seed, "workers": args.workers,
             "out": Path(args.out) if args.out else None}
-    out = draw_ahead(**opts) if args.draw_only else run_campaign(**opts)
+    if args.report_only:
+        if not args.out:
+            raise WorkbenchError("campaign --report-only needs --out (a campaign folder)")
+        out = report_only(Path(args.out), args.target)
+    else:
+        out = draw_ahead(**opts) if args.draw_only else run_campaign(**opts)
     if args.json:
         print(json.dumps(out, default=str))
     else:
-        for k in ("out", "stages", "soundness", "fig_5_1", "drawn", "cache"):
+        for k in ("out", "stages", "soundness", "soundness_now", "fig_5_1", "fig_5_1_now",
+                  "drawn", "cache"):
             if k in out:
                 print(f"{k}: {json.dumps(out[k], default=str)[:400]}")
     return 0

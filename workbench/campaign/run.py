@@ -543,6 +543,23 @@ def draw_ahead(options: CampaignOptions | None = None, **changes) -> dict:
     return {"drawn": out, "cache": str(cache.folder)}
 
 
+def report_only(out: Path, target: str | None = None) -> dict:
+    """Redraw a finished (or cut-off) campaign's report on any machine, with
+    the counts of today's model beside the recorded bounds (`report.
+    current_bounds`) on `target` (default: the campaign's own target.json;
+    another table when that one is known to be wrong); the records and
+    campaign.json are only read."""
+    from .report import write_report
+    out = Path(out)
+    if not (out / "records.jsonl").exists():
+        raise WorkbenchError(f"campaign --report-only: {out} holds no records.jsonl")
+    state_path = out / "campaign.json"
+    state = json.loads(state_path.read_text()) if state_path.exists() else {}
+    summary = write_report(out, state, rebound=target or True)
+    summary["out"] = str(out)
+    return summary
+
+
 def default_out(backend) -> Path:
     from ..runtime.cuda import slug
     if backend.name == "cuda":
@@ -592,4 +609,4 @@ def run_campaign(options: CampaignOptions | None = None, **changes) -> dict:
 
 
 __all__ = ["STAGES", "Campaign", "CampaignOptions", "DrawnCache", "default_out", "draw_ahead",
-           "measure", "run_campaign"]
+           "measure", "report_only", "run_campaign"]
