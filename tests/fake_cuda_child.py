@@ -9,26 +9,24 @@ import os
 import time
 
 from workbench.runtime.backend import Measurement, Reference
+from workbench.runtime.cuda import serve
 
 
 def main(conn) -> None:
-    while True:
-        try:
-            job = conn.recv()
-        except EOFError:
-            return
-        if job is None:
-            return
-        _, _, gens, *_ = job
-        for i, g in enumerate(gens):
-            conn.send(("start", i))
-            if isinstance(g, str):  # not generated: as run_generated says it
-                conn.send(("result", i, Measurement("compile_error", message=g)))
-                continue
-            if "HANG" in g.cuda:
-                time.sleep(3600)
-            if "DIE" in g.cuda:
-                os._exit(3)
-            conn.send(("result", i, Measurement("ok", [1000.0], verified=True,
-                                                extra={"pid": os.getpid()})))
-        conn.send(("end", Reference("fake", [500.0])))
+    serve(conn, _job)
+
+
+def _job(job, send) -> None:
+    _, _, gens, *_ = job
+    for i, g in enumerate(gens):
+        send(("start", i))
+        if isinstance(g, str):  # not generated: as run_generated says it
+            send(("result", i, Measurement("compile_error", message=g)))
+            continue
+        if "HANG" in g.cuda:
+            time.sleep(3600)
+        if "DIE" in g.cuda:
+            os._exit(3)
+        send(("result", i, Measurement("ok", [1000.0], verified=True,
+                                       extra={"pid": os.getpid()})))
+    send(("end", Reference("fake", [500.0])))

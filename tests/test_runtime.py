@@ -160,6 +160,16 @@ def test_calibrated_table_loads(tmp_path):
     assert hw.latency["load_l2"] == pytest.approx(260 * 0.95)
     b = wb.bound(wb.Candidate.root(wb.kernels.matmul(64, 64, 64)), target=str(path))
     assert b.value_ns > 0
+    # another file of the same name (a campaign's own target.json beside
+    # today's table of the same device) keeps its own numbers
+    other = tmp_path / "again" / path.name
+    other.parent.mkdir()
+    other.write_text(json.dumps(table({**meas, "dram_bytes_per_s": 6.0e12}, "NVIDIA H200", 132,
+                                      1.98, when="2026-11-22")))
+    again = hardware(wb.target.load_target(str(other)))
+    assert again.name == hw.name
+    assert again.resources["gpu"]["dram_bytes"] == pytest.approx(6.0e12 / 1.98e9 * 1.05, rel=1e-3)
+    assert hardware(wb.target.load_target(str(path))) is hw
 
 
 def test_cli_calibrate_without_gpu():

@@ -59,14 +59,14 @@ class Hardware:
         return self.resources.get(level, {}).get(resource)
 
 
-_HW: dict[str, Hardware] = {}
-
-
 def hardware(target: str | Target | Hardware) -> Hardware:
     if isinstance(target, Hardware):
         return target
     t = load_target(target)
-    hw = _HW.get(t.name)
+    # cached on the Target itself, not by name: two files may share a name
+    # (a campaign's own target.json and today's data/targets one for the
+    # same device), and the second must not get the first's numbers
+    hw = t.__dict__.get("_hardware")
     if hw is not None:
         return hw
     m = t.raw.get("model")
@@ -105,7 +105,7 @@ def hardware(target: str | Target | Hardware) -> Hardware:
         if bad:
             raise WorkbenchError(f"target {t.name!r}: resources {bad} at level {lvl} must be "
                                  "positive numbers")
-    _HW[t.name] = hw
+    t.__dict__["_hardware"] = hw
     return hw
 
 

@@ -263,11 +263,9 @@ def _rebuildable(kernel):
     return (builder, spec) if builder in BUILDERS and builder != "basic_block" else None
 
 
-def _child_main(conn) -> None:
-    """The measuring process: jobs (builder, sizes, gens, samples, timeout_s,
-    seed) in, events out; ends on None or a closed pipe."""
-    from ..kernels import build_kernel
-    be = CudaBackend(isolate=False)
+def serve(conn, run_job) -> None:
+    """A measuring process's loop: jobs in from `conn`, `run_job(job, send)`
+    sends its events, until None or a closed pipe."""
     while True:
         try:
             job = conn.recv()
@@ -275,14 +273,25 @@ def _child_main(conn) -> None:
             return
         if job is None:
             return
+        run_job(job, conn.send)
+
+
+def _child_main(conn) -> None:
+    """The measuring process: jobs (builder, sizes, gens, samples, timeout_s,
+    seed) in, events out."""
+    from ..kernels import build_kernel
+    be = CudaBackend(isolate=False)
+
+    def run_job(job, send):
         builder, sizes, gens, samples, timeout_s, seed = job
         try:
             kernel = build_kernel(builder, sizes)
             _, ref = be.run_generated(kernel, gens, samples, timeout_s, seed,
-                                      report=lambda *ev: conn.send(ev))
-            conn.send(("end", ref))
+                                      report=lambda *ev: send(ev))
+            send(("end", ref))
         except Exception as exc:  # noqa: BLE001 - said to the parent, which records it
-            conn.send(("error", f"{type(exc).__name__}: {exc}"))
+            send(("error", f"{type(exc).__name__}: {exc}"))
+    serve(conn, run_job)
 
 
 def _child(be):

@@ -1,0 +1,35 @@
+#!/bin/bash
+# A lent GPU machine's session, as 2026-11-26's H200 ran it: no network there,
+# so the packages its image lacks (islpy, dask, distributed and theirs) come
+# as wheels in .whl/ (see the workplace's device notes); everything it
+# measures is packed into $OUT/gpu.tgz to unpack over the checkout and commit.
+#   MIN      campaign minutes (default 6)      CAMP_S  its hard limit in s
+#   TEST_S   the GPU tests' limit (60)         OUT     where the results go
+# The campaign comes first (the data); the GPU tests get SIGINT at their
+# limit, so pytest still prints which failed (SIGTERM printed nothing twice).
+cd "$(dirname "$0")/.." || exit 9
+OUT=${OUT:-/tmp/gpu_out}; mkdir -p "$OUT"
+exec > >(tee -a "$OUT/log.txt") 2>&1
+T0=$(date +%s)
+el() { echo "=== $(( $(date +%s) - T0 )) s: $*"; }
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+      --target /tmp/site .whl/*.whl || exit 3
+  export PYTHONPATH=/tmp/site:$PWD
+fi
+export PYTHONUNBUFFERED=1
+python3 -c "import cupy, islpy; print('cupy', cupy.__version__, 'device', cupy.is_available())"
+el campaign
+MIN=${MIN:-6}
+timeout -s INT "${CAMP_S:-$(( ${MIN%.*} * 60 + 90 ))}" \
+    python3 -m workbench campaign --backend cuda --minutes "$MIN"
+echo "campaign rc=$?"
+el tests
+timeout -s INT "${TEST_S:-60}" python3 -m pytest -p no:cacheprovider -n 4 -q --tb=short -rfs \
+    tests/test_runtime.py tests/test_expert.py tests/test_campaign.py tests/test_drawn.py \
+    -k "gpu or cuda" > "$OUT/pytest.txt" 2>&1
+echo "pytest rc=$?"; grep -E "passed|failed|FAILED|Error" "$OUT/pytest.txt" | tail -20
+el pack
+tar czf "$OUT/gpu.tgz" data/gpu data/targets data/campaign/drawn 2>/dev/null
+el done
