@@ -84,6 +84,8 @@ class _Model:
         self._foreign: dict = {}  # (level, store) -> dims that surely map to its kinds
         self._loops: dict = {}
         self._sinks: dict | None = None
+        self._needed: dict = {}
+        self._user_map: dict | None = None
 
     # ------------------------------------------------- local analysis
     def latency(self, s) -> float:
@@ -186,10 +188,11 @@ class _Model:
             foreign = self._foreign[(level, store)] = [d for d in self.k.dims()
                                                        if (k := f.kinds(d)) and k <= allowed]
         # a value only guarded stores use runs only where they run (`sinks`):
-        # a thread dimension none of them has adds no instance of it
+        # a thread dimension adds instances of it only where a statement its
+        # value surely reaches in registers runs along it (`needed_dims`)
         need = None
-        if s is not None and not store and (sinks := self.sinks(s)):
-            need = {d for c in sinks for d in c.dims}
+        if s is not None and not store and self.sinks(s):
+            need = self.needed_dims(s)
         mine = set(own)
         near = [e for e in own if f.kinds(e) & allowed]
         kept: list = []
@@ -255,11 +258,7 @@ class _Model:
         if self.hw.runs != "cuda":
             return ()
         if self._sinks is None:
-            users: dict = {}
-            for c in self.insts:
-                for o in c.operands:
-                    if o.kind in ("inst", "reduce") and o.source and o.source != c.name:
-                        users.setdefault(o.source, []).append(c)
+            users = self._users()
             memo: dict = {}
 
             def reach(x, seen=()):
@@ -268,12 +267,60 @@ class _Model:
                 if x.op == "store":
                     got = (x,)
                 else:
-                    got = tuple(dict.fromkeys(c for u in users.get(x.name, ()) if u not in seen
-                                              for c in reach(u, (*seen, x))))
+                    got = tuple(dict.fromkeys(c for u, _ in users.get(x.name, ())
+                                              if u not in seen for c in reach(u, (*seen, x))))
                 memo[x.name] = got
                 return got
             self._sinks = {x.name: reach(x) for x in self.insts}
         return self._sinks.get(s.name, ())
+
+    def needed_dims(self, s) -> frozenset:
+        """Own dimensions (reduction dimensions aside) of the statements the
+        value of `s` surely reaches through registers: along such a dimension
+        that consumer runs in every thread (it hands its value on through a
+        paired dimension, or stores it in its own dims if the pair goes
+        through memory), so `s` must too. An operand whose pairs may still go
+        through memory (dim_map may be MEMORY) is not followed: lowered, its
+        store would run in the producer's dims only, and `s` with it."""
+        got = self._needed.get(s.name)
+        if got is not None:
+            return got
+        users = self._users()
+        seen, todo, out = {s.name}, [s], set()
+        while todo:
+            x = todo.pop()
+            for u, o in users.get(x.name, ()):
+                if u.name in seen or not self._surely_registers(o):
+                    continue
+                seen.add(u.name)
+                red = set(u.reduction_dims())
+                out.update(d for d in u.dims if d not in red)
+                if u.op != "store":
+                    todo.append(u)
+        got = self._needed[s.name] = frozenset(out)
+        return got
+
+    def _surely_registers(self, o) -> bool:
+        if o.lowered:
+            return False
+        for p, c in o.pairs:
+            try:
+                if "MEMORY" in self.f.dom("dim_map", p, c):
+                    return False
+            except KeyError:  # not a choice of this space: it cannot be told
+                return False
+        return True
+
+    def _users(self) -> dict:
+        """name -> [(consumer, operand)] of the register operands (inst,
+        reduce) that read it."""
+        if self._user_map is None:
+            self._user_map = {}
+            for c in self.insts:
+                for o in c.operands:
+                    if o.kind in ("inst", "reduce") and o.source and o.source != c.name:
+                        self._user_map.setdefault(o.source, []).append((c, o))
+        return self._user_map
 
     def _running(self, s) -> int:
         """Threads of a block that run `s` in the generated CUDA: its guard,
