@@ -225,4 +225,15 @@ def test_cuda_child_deadline_kills_and_goes_on():
     assert "killed after" in res[1].message and "died" in res[4].message
     assert res[0].extra["pid"] != res[3].extra["pid"]  # a new child after the kill
     assert ref is not None and ref.name == "fake"
+    # a launch error replaces the child (its context may be broken); a child
+    # that dies timing the reference keeps every result it sent
+    gens = [Generated(f"wb_{i}", code, "", {}, None)
+            for i, code in enumerate(["ok", "FAIL", "ok", "REFDIE"])]
+    try:
+        res, ref = _in_child(be, ("axpy", {"n": 64}), gens, samples=1, timeout_s=0.01, seed=0)
+    finally:
+        _kill(be)
+    assert [m.status for m in res] == ["ok", "launch_error", "ok", "ok"]
+    assert res[0].extra["pid"] != res[2].extra["pid"] == res[3].extra["pid"]
+    assert ref is not None  # asked again of a new child
     assert time.monotonic() - t0 < 60

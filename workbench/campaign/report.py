@@ -42,15 +42,16 @@ def soundness(rows, key: str = "bound_ns") -> dict:
            "share_sound": (len(rs) - len(bad)) / len(rs) if rs else None,
            "worst_ratio": worst if rs else None}
     if worst_row is not None:
-        out["worst"] = _which(worst_row)
-    out["counterexamples"] = [_which(r) for r in sorted(
+        out["worst"] = _which(worst_row, key)
+    out["counterexamples"] = [_which(r, key) for r in sorted(
         bad, key=lambda r: -r[key] / min(r["times_ns"]))[:10]]
     return out
 
 
-def _which(r) -> dict:
+def _which(r, key: str = "bound_ns") -> dict:
     return {"kernel": r.get("kernel"), "sizes": r.get("sizes"), "digest": r.get("digest"),
-            "bound_ns": r.get("bound_ns"), "min_ns": min(r["times_ns"]),
+            "bound_ns": r.get(key), "recorded_bound_ns": r.get("bound_ns"),
+            "min_ns": min(r["times_ns"]),
             "bound_registers_ns": r.get("x_bound_registers_ns"),
             "stage": (r.get("x_campaign") or {}).get("stage")
             or ("search" if r.get("search") else None), "trail": r.get("trail")}

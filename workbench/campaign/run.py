@@ -388,6 +388,24 @@ def stage_draw_and_measure(camp: Campaign, stage: str, kernels: dict, n: int,
     batch = 2 if o.quick else 16  # a batch: one nvcc build, one set of inputs, one reference
     measured = {label: 0 for label in kernels}
     draw_errors: list = []
+    try:
+        _measure_streams(camp, stage, streams, per_label, batch, end, measured, draw_errors)
+    finally:  # also when a batch raises: queued draws are cancelled now, not at collection
+        for s in streams.values():
+            s.close()
+    rows = camp.tagged(stage)
+    counts: dict = {}
+    for (label, _), r in rows.items():
+        c = counts.setdefault(label, {})
+        c[r["status"]] = c.get(r["status"], 0) + 1
+    complete = all(sum(counts.get(label, {}).values()) >= n for label in kernels)
+    camp.finish(stage, "done" if complete else "partial", t0, statuses=counts,
+                draw_errors=draw_errors[-10:], wanted_per_kernel=n)
+
+
+def _measure_streams(camp, stage, streams, per_label, batch, end, measured, draw_errors):
+    """Measure batches from the drawing streams, kernel after kernel, until
+    they are spent or the stage's time is up."""
     cut = False
     while streams and not cut:
         for label in list(streams):
@@ -414,16 +432,6 @@ def stage_draw_and_measure(camp: Campaign, stage: str, kernels: dict, n: int,
                 del streams[label]
             measure(camp, stage, items)
             measured[label] += len(items)
-    for s in streams.values():
-        s.close()
-    rows = camp.tagged(stage)
-    counts: dict = {}
-    for (label, _), r in rows.items():
-        c = counts.setdefault(label, {})
-        c[r["status"]] = c.get(r["status"], 0) + 1
-    complete = all(sum(counts.get(label, {}).values()) >= n for label in kernels)
-    camp.finish(stage, "done" if complete else "partial", t0, statuses=counts,
-                draw_errors=draw_errors[-10:], wanted_per_kernel=n)
 
 
 def _search_workers(o: CampaignOptions) -> int:

@@ -190,20 +190,26 @@ class _Model:
         # a value only guarded stores use runs only where they run (`sinks`):
         # a thread dimension adds instances of it only where a statement its
         # value surely reaches in registers runs along it (`needed_dims`)
-        need = None
+        # (one set per store it reaches: it runs in at least the threads of
+        # the busiest, not in their product)
+        needs: tuple = (None,)
         if s is not None and not store and self.sinks(s):
-            need = self.needed_dims(s)
+            needs = self.needed_dims(s) or (frozenset(),)
         mine = set(own)
         near = [e for e in own if f.kinds(e) & allowed]
-        kept: list = []
-        for d in foreign:
-            if need is not None and d not in need and f.kinds(d) != {DimKind.BLOCK}:
-                continue
-            if d in mine or any(related(d, e) for e in near) or \
-                    any(related(d, e) for e in kept):
-                continue
-            kept.append(d)
-        return float(f.size_min(kept)) if kept else 1.0
+        best = 1.0
+        for need in needs:
+            kept: list = []
+            for d in foreign:
+                if need is not None and d not in need and f.kinds(d) != {DimKind.BLOCK}:
+                    continue
+                if d in mine or any(related(d, e) for e in near) or \
+                        any(related(d, e) for e in kept):
+                    continue
+                kept.append(d)
+            if kept:
+                best = max(best, float(f.size_min(kept)))
+        return best
 
     def _fixed_replication(self, s, level: int) -> float:
         """The exact factor on a fixed implementation: threads that run `s`
@@ -274,30 +280,43 @@ class _Model:
             self._sinks = {x.name: reach(x) for x in self.insts}
         return self._sinks.get(s.name, ())
 
-    def needed_dims(self, s) -> frozenset:
-        """Own dimensions (reduction dimensions aside) of the statements the
-        value of `s` surely reaches through registers: along such a dimension
-        that consumer runs in every thread (it hands its value on through a
-        paired dimension, or stores it in its own dims if the pair goes
-        through memory), so `s` must too. An operand whose pairs may still go
-        through memory (dim_map may be MEMORY) is not followed: lowered, its
-        store would run in the producer's dims only, and `s` with it."""
+    def needed_dims(self, s) -> tuple:
+        """Per store the value of `s` surely reaches through registers, the
+        own dimensions (reduction dimensions aside) of the statements on the
+        way to it, that store included: along such a dimension each of them
+        runs in every thread (it hands its value on through a paired
+        dimension, or stores it in its own dims if the pair goes through
+        memory), so `s` must too. An operand whose pairs may still go through
+        memory (dim_map may be MEMORY) is not followed: lowered, its store
+        would run in the producer's dims only, and `s` with it."""
         got = self._needed.get(s.name)
         if got is not None:
             return got
         users = self._users()
-        seen, todo, out = {s.name}, [s], set()
+        nexts: dict = {}  # statement -> the statements it surely hands its value to
+        seen, todo = {s.name: s}, [s]
         while todo:
             x = todo.pop()
             for u, o in users.get(x.name, ()):
-                if u.name in seen or not self._surely_registers(o):
+                if not self._surely_registers(o):
                     continue
-                seen.add(u.name)
-                red = set(u.reduction_dims())
-                out.update(d for d in u.dims if d not in red)
-                if u.op != "store":
+                nexts.setdefault(x.name, set()).add(u.name)
+                if u.name not in seen and u.op != "store":
                     todo.append(u)
-        got = self._needed[s.name] = frozenset(out)
+                seen.setdefault(u.name, u)
+
+        def reaches(a, c, path=()):
+            return a == c or any(reaches(b, c, (*path, a)) for b in nexts.get(a, ())
+                                 if b not in path)
+        out = []
+        for c in (x for x in seen.values() if x.op == "store" and x is not s):
+            dims = set()
+            for u in seen.values():
+                if u is not s and reaches(u.name, c.name):
+                    red = set(u.reduction_dims())
+                    dims.update(d for d in u.dims if d not in red)
+            out.append(frozenset(dims))
+        got = self._needed[s.name] = tuple(out)
         return got
 
     def _surely_registers(self, o) -> bool:

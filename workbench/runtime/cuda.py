@@ -96,11 +96,13 @@ class CudaBackend:
             return _in_child(self, spec, gens, samples, timeout_s, seed)
         return self.run_generated(kernel, gens, samples, timeout_s, seed)
 
-    def run_generated(self, kernel, gens, samples, timeout_s, seed, report=None):
+    def run_generated(self, kernel, gens, samples, timeout_s, seed, report=None,
+                      workdir=None):
         """Compile, check and time generated kernels (`Generated`, or the
         message of one that could not be generated) in this process, then the
         reference; `report(event, ...)` hears ("start", i) before a candidate
-        and ("result", i, measurement) after it."""
+        and ("result", i, measurement) after it. The cubins go to `workdir`
+        (default: a temporary folder removed at the end)."""
         cp = self.cp
         inputs = kernel.make_inputs(np.random.default_rng(seed))
         expected = kernel.reference(inputs)
@@ -108,8 +110,8 @@ class CudaBackend:
         dev_out = {a.name: cp.empty(a.length, cp.float32) for a in kernel.outputs()}
         flush = cp.empty(2 * self.l2_bytes // 4, cp.float32)
         results = []
-        with tempfile.TemporaryDirectory(prefix="wb_cubin_") as tmp:  # cubins, until loaded
-            built = self._prebuild([g for g in gens if not isinstance(g, str)], tmp)
+        with tempfile.TemporaryDirectory(prefix="wb_cubin_") as own:  # cubins, until loaded
+            built = self._prebuild([g for g in gens if not isinstance(g, str)], workdir or own)
             for i, g in enumerate(gens):
                 if report:
                     report("start", i)
@@ -283,14 +285,16 @@ def _child_main(conn) -> None:
     be = CudaBackend(isolate=False)
 
     def run_job(job, send):
-        builder, sizes, gens, samples, timeout_s, seed = job
+        builder, sizes, gens, samples, timeout_s, seed, workdir = job
         try:
             kernel = build_kernel(builder, sizes)
             _, ref = be.run_generated(kernel, gens, samples, timeout_s, seed,
-                                      report=lambda *ev: send(ev))
+                                      report=lambda *ev: send(ev), workdir=workdir)
             send(("end", ref))
         except Exception as exc:  # noqa: BLE001 - said to the parent, which records it
             send(("error", f"{type(exc).__name__}: {exc}"))
+        finally:  # an idle child holds no device memory
+            be.cp.get_default_memory_pool().free_all_blocks()
     serve(conn, run_job)
 
 
@@ -319,57 +323,90 @@ def _kill(be) -> None:
         conn.close()
 
 
+def _lost(results, todo, current, died, exit_code, took, limit) -> None:
+    """What a killed (or dead) child leaves: the candidate it was running is a
+    timeout (or a launch error); killed while building the batch or timing
+    the reference, every candidate still without a result is a launch error."""
+    if current is None:
+        why = (f"the measuring process died (exit {exit_code}) after {took:.0f} s"
+               if died else f"the measuring process took more than {took:.0f} s")
+        why += ", before a candidate ran or after the last one"
+        for j in todo:
+            if results[j] is None:
+                results[j] = Measurement("launch_error", message=why)
+    elif died:
+        results[todo[current]] = Measurement(
+            "launch_error", message=f"the measuring process died (exit {exit_code}) while it ran")
+    else:
+        results[todo[current]] = Measurement(
+            "timeout", message=f"killed after {took:.1f} s: its run did not end within "
+                               f"{limit:.0f} s; the measuring process was replaced")
+
+
 def _in_child(be, spec, gens, samples, timeout_s, seed):
-    """Run the batch in the child; a candidate past its deadline (or one the
-    child died on) is recorded and the child replaced for the rest."""
+    """Run the batch in the child. A candidate past its deadline, or one the
+    child died on, is recorded and the child replaced for the rest; so is a
+    launch error (it may leave the CUDA context broken for what follows).
+    The child's cubins go to a folder this process owns and removes. An
+    exception here (a notebook's interrupt) kills the child, so that the
+    next call does not read this batch's events."""
+    import math
+    import os
+    import shutil
     import time
     results: list = [None] * len(gens)
     ref = None
-    start_allowance = be.compile_s * 2 + 60.0  # spawn, CuPy, the batch's nvcc
-    per_candidate = max(be.first_run_limit_s, timeout_s * (samples + 2)) + be.compile_s
+    # spawn and CuPy, then the batch's nvcc: waves of (cores × 4) kernels,
+    # each job within compile_s, retried kernel by kernel once
+    waves = math.ceil(max(1, len(gens)) / (4 * (os.cpu_count() or 1)))
+    start_allowance = 60.0 + 2 * be.compile_s * waves
+    # a first run of first_run_limit_s, then the samples (each under timeout_s)
+    per_candidate = be.first_run_limit_s + timeout_s * (samples + 2) + be.compile_s
     ref_tries = 0
-    while any(r is None for r in results) or (ref is None and ref_tries < 2):
-        todo = [i for i, r in enumerate(results) if r is None]
-        ref_tries += not todo  # only the reference is missing: a last candidate was killed
-        proc, conn = _child(be)
-        conn.send((*spec, [gens[i] for i in todo], samples, timeout_s, seed))
-        current, deadline, t_start = None, time.monotonic() + start_allowance, time.monotonic()
-        while True:
-            wait = deadline - time.monotonic()
-            ready = wait > 0 and conn.poll(wait)
-            try:
-                ev = conn.recv() if ready else None
-            except (EOFError, OSError):
-                ev = ("died", None)
-            if ev is None or ev[0] == "died":
-                _kill(be)
-                i = todo[current] if current is not None else None
-                took = time.monotonic() - t_start
-                why = (f"killed after {took:.1f} s: its first run did not end in time "
-                       f"(limit {per_candidate:.0f} s); the measuring process was replaced"
-                       if ev is None else
-                       f"the measuring process died (exit {proc.exitcode}) while it ran")
-                if i is None:  # before any candidate: the batch cannot run
+    workdir = tempfile.mkdtemp(prefix="wb_cubin_")
+    try:
+        while any(r is None for r in results) or (ref is None and ref_tries < 2):
+            todo = [i for i, r in enumerate(results) if r is None]
+            ref_tries += not todo  # only the reference is missing: a last candidate was killed
+            proc, conn = _child(be)
+            conn.send((*spec, [gens[i] for i in todo], samples, timeout_s, seed, workdir))
+            current, t_start = None, time.monotonic()
+            deadline = t_start + start_allowance
+            while True:
+                wait = deadline - time.monotonic()
+                ready = wait > 0 and conn.poll(wait)
+                try:
+                    ev = conn.recv() if ready else None
+                except (EOFError, OSError):
+                    ev = ("died", None)
+                if ev is None or ev[0] == "died":
+                    _kill(be)
+                    _lost(results, todo, current, died=ev is not None, exit_code=proc.exitcode,
+                          took=time.monotonic() - t_start, limit=per_candidate)
+                    break
+                kind = ev[0]
+                if kind == "start":
+                    current, t_start = ev[1], time.monotonic()
+                    deadline = t_start + per_candidate
+                elif kind == "result":
+                    results[todo[ev[1]]] = ev[2]
+                    current, t_start = None, time.monotonic()
+                    deadline = t_start + per_candidate
+                    if ev[2].status == "launch_error":  # the context may be broken: a new child
+                        _kill(be)
+                        break
+                elif kind == "end":
+                    ref = ev[1]
+                    break
+                elif kind == "error":
+                    _kill(be)
                     for j in todo:
-                        results[j] = Measurement("launch_error", message=why)
-                else:
-                    results[i] = Measurement("timeout" if ev is None else "launch_error",
-                                             message=why)
-                break
-            kind = ev[0]
-            if kind == "start":
-                current, t_start = ev[1], time.monotonic()
-                deadline = t_start + per_candidate
-            elif kind == "result":
-                results[todo[ev[1]]] = ev[2]
-                current = None
-                deadline = time.monotonic() + per_candidate
-            elif kind == "end":
-                ref = ev[1]
-                break
-            elif kind == "error":
-                for j in todo:
-                    if results[j] is None:
-                        results[j] = Measurement("launch_error", message=ev[1])
-                break
+                        if results[j] is None:
+                            results[j] = Measurement("launch_error", message=ev[1])
+                    break
+    except BaseException:
+        _kill(be)
+        raise
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
     return results, ref
