@@ -17,7 +17,7 @@ def main(conn) -> None:
 
 
 def _job(job, send) -> None:
-    _, _, gens, *_ = job
+    _, gens, *_ = job
     for i, g in enumerate(gens):
         send(("start", i))
         if isinstance(g, str):  # not generated: as run_generated says it

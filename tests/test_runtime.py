@@ -217,7 +217,8 @@ def test_cuda_child_deadline_kills_and_goes_on():
     gens.insert(2, "could not generate")
     t0 = time.monotonic()
     try:
-        res, ref = _in_child(be, ("axpy", {"n": 64}), gens, samples=1, timeout_s=0.01, seed=0)
+        res, ref = _in_child(be, {"builder": "axpy", "n": 64}, gens, samples=1, timeout_s=0.01,
+                             seed=0)
     finally:
         _kill(be)
     assert [m.status for m in res] == ["ok", "timeout", "compile_error", "ok", "launch_error",
@@ -230,7 +231,8 @@ def test_cuda_child_deadline_kills_and_goes_on():
     gens = [Generated(f"wb_{i}", code, "", {}, None)
             for i, code in enumerate(["ok", "FAIL", "ok", "REFDIE"])]
     try:
-        res, ref = _in_child(be, ("axpy", {"n": 64}), gens, samples=1, timeout_s=0.01, seed=0)
+        res, ref = _in_child(be, {"builder": "axpy", "n": 64}, gens, samples=1, timeout_s=0.01,
+                             seed=0)
     finally:
         _kill(be)
     assert [m.status for m in res] == ["ok", "launch_error", "ok", "ok"]

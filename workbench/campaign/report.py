@@ -66,17 +66,12 @@ def current_bounds(rows, target=None) -> list:
     longer accepts gets `bound_now_error` instead."""
     from ..candidate import Candidate
     from ..errors import WorkbenchError
-    from ..kernels import build_kernel
+    from ..kernels import from_spec
     from ..model import bound
-    kernels, out = {}, []
+    out = []
     for r in measured(rows):
-        spec = dict(r.get("sizes") or {})
-        builder = spec.pop("builder", None)
-        try:
-            key = json.dumps([builder, spec], sort_keys=True)
-            if key not in kernels:
-                kernels[key] = build_kernel(builder, spec)
-            cand = Candidate.replay(kernels[key], r["trail"])
+        try:  # from_spec gives the same kernel object for an equal spec
+            cand = Candidate.replay(from_spec(r.get("sizes")), r["trail"])
             out.append({**r, "bound_now_ns": bound(cand, target or r.get("target")).value_ns})
         except WorkbenchError as exc:
             out.append({**r, "bound_now_error": f"{type(exc).__name__}: {exc}"})

@@ -217,9 +217,7 @@ class _Model:
         GPU level the blocks over its own block dims."""
         impl = self.impl
         anc = impl.ancestors(s)
-        own_t = math.prod(lp.size for lp in anc if lp.kind == DimKind.THREAD
-                          and any(d in s.dims for d in lp.dims))
-        factor = self._running(s) / own_t
+        factor = self._running(s) / self._own_threads(s)
         if level == 2:
             own_b = math.prod(lp.size for lp in anc if lp.kind == DimKind.BLOCK
                               and any(d in s.dims for d in lp.dims))
@@ -341,14 +339,17 @@ class _Model:
                         self._user_map.setdefault(o.source, []).append((c, o))
         return self._user_map
 
+    def _own_threads(self, s) -> int:
+        """Threads of a block that the THREAD loops of `s`'s own dims give."""
+        return math.prod(lp.size for lp in self.impl.ancestors(s)
+                         if lp.kind == DimKind.THREAD and any(d in s.dims for d in lp.dims))
+
     def _running(self, s) -> int:
         """Threads of a block that run `s` in the generated CUDA: its guard,
         or for a value the most threads any of its `sinks` runs in (at least
         its own thread loops)."""
         if s.op != "store" and (sinks := self.sinks(s)):
-            own_t = math.prod(lp.size for lp in self.impl.ancestors(s)
-                              if lp.kind == DimKind.THREAD and any(d in s.dims for d in lp.dims))
-            return max(own_t, max(self._running(c) for c in sinks))
+            return max(self._own_threads(s), max(self._running(c) for c in sinks))
         guard = {h: (op, n) for h, op, n in self.impl.guard(s)}
         running = 1
         for h, n in zip("xyz", self.impl.block_dim):

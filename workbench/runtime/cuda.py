@@ -9,7 +9,11 @@ candidate gets the `no_device` status and a message saying how to get one."""
 
 from __future__ import annotations
 
+import math
+import os
+import shutil
 import tempfile
+import time
 
 import numpy as np
 
@@ -257,12 +261,12 @@ def _target_for(device: str) -> str:
 
 # ---------------------------------------------------------------- the child
 def _rebuildable(kernel):
-    """(builder, sizes) when `build_kernel` makes this very kernel again in
-    another process (a thesis kernel at any sizes), else None."""
+    """The kernel's spec when `kernels.from_spec` makes this very kernel again
+    in a fresh process (a thesis kernel at any sizes; not a builder this
+    process registered), else None."""
     from ..kernels import BUILDERS
-    spec = dict(kernel.spec() or {})
-    builder = spec.pop("builder", None)
-    return (builder, spec) if builder in BUILDERS and builder != "basic_block" else None
+    spec = kernel.spec() or {}
+    return spec if spec.get("builder") in BUILDERS and spec["builder"] != "basic_block" else None
 
 
 def serve(conn, run_job) -> None:
@@ -279,15 +283,15 @@ def serve(conn, run_job) -> None:
 
 
 def _child_main(conn) -> None:
-    """The measuring process: jobs (builder, sizes, gens, samples, timeout_s,
-    seed) in, events out."""
-    from ..kernels import build_kernel
+    """The measuring process: jobs (kernel spec, gens, samples, timeout_s,
+    seed, cubin folder) in, events out."""
+    from ..kernels import from_spec
     be = CudaBackend(isolate=False)
 
     def run_job(job, send):
-        builder, sizes, gens, samples, timeout_s, seed, workdir = job
+        spec, gens, samples, timeout_s, seed, workdir = job
         try:
-            kernel = build_kernel(builder, sizes)
+            kernel = from_spec(spec)
             _, ref = be.run_generated(kernel, gens, samples, timeout_s, seed,
                                       report=lambda *ev: send(ev), workdir=workdir)
             send(("end", ref))
@@ -330,10 +334,7 @@ def _lost(results, todo, current, died, exit_code, took, limit) -> None:
     if current is None:
         why = (f"the measuring process died (exit {exit_code}) after {took:.0f} s"
                if died else f"the measuring process took more than {took:.0f} s")
-        why += ", before a candidate ran or after the last one"
-        for j in todo:
-            if results[j] is None:
-                results[j] = Measurement("launch_error", message=why)
+        _fill_missing(results, todo, why + ", before a candidate ran or after the last one")
     elif died:
         results[todo[current]] = Measurement(
             "launch_error", message=f"the measuring process died (exit {exit_code}) while it ran")
@@ -343,6 +344,13 @@ def _lost(results, todo, current, died, exit_code, took, limit) -> None:
                                f"{limit:.0f} s; the measuring process was replaced")
 
 
+def _fill_missing(results, todo, why) -> None:
+    """Every candidate of the batch still without a result: a launch error."""
+    for j in todo:
+        if results[j] is None:
+            results[j] = Measurement("launch_error", message=why)
+
+
 def _in_child(be, spec, gens, samples, timeout_s, seed):
     """Run the batch in the child. A candidate past its deadline, or one the
     child died on, is recorded and the child replaced for the rest; so is a
@@ -350,10 +358,6 @@ def _in_child(be, spec, gens, samples, timeout_s, seed):
     The child's cubins go to a folder this process owns and removes. An
     exception here (a notebook's interrupt) kills the child, so that the
     next call does not read this batch's events."""
-    import math
-    import os
-    import shutil
-    import time
     results: list = [None] * len(gens)
     ref = None
     # spawn and CuPy, then the batch's nvcc: waves of (cores × 4) kernels,
@@ -369,7 +373,7 @@ def _in_child(be, spec, gens, samples, timeout_s, seed):
             todo = [i for i, r in enumerate(results) if r is None]
             ref_tries += not todo  # only the reference is missing: a last candidate was killed
             proc, conn = _child(be)
-            conn.send((*spec, [gens[i] for i in todo], samples, timeout_s, seed, workdir))
+            conn.send((spec, [gens[i] for i in todo], samples, timeout_s, seed, workdir))
             current, t_start = None, time.monotonic()
             deadline = t_start + start_allowance
             while True:
@@ -400,9 +404,7 @@ def _in_child(be, spec, gens, samples, timeout_s, seed):
                     break
                 elif kind == "error":
                     _kill(be)
-                    for j in todo:
-                        if results[j] is None:
-                            results[j] = Measurement("launch_error", message=ev[1])
+                    _fill_missing(results, todo, ev[1])
                     break
     except BaseException:
         _kill(be)
