@@ -13,7 +13,9 @@ candidate (thesis ch. 5), instantiated for the GPU space.
    (b) a dependency chain through point-to-point and reduction dependencies,
    a reduction repeating its instruction once per reduced element, and
    (c) every surely sequential loop, each iteration at least as long as the
-   dependencies its body carries within one iteration. These are paths of
+   dependencies its body carries within one iteration, once per execution
+   (on a fixed GPU candidate, every loop it sits in counts, foreign ones
+   included: `_Model._executions`). These are paths of
    the execution graph G_c (Def. 5.6), so any of them bounds the thread.
 5. B_1, B_2 (eq. 5.27): η_min, η_lcm and μ_max per level; μ_max from
    threads per SM, blocks per SM and shared memory per SM.
@@ -560,7 +562,10 @@ class _Model:
                      and f.order(e, d) == {Order.OUT}
                      and f.kinds(e) <= {DimKind.LOOP, DimKind.UNROLL}]
             iters = f.size_min([d])
-            times = f.size_min(outer) if outer else 1
+            # one iteration is straight-line code: its copies may overlap
+            times = f.size_min(outer) if outer and iters >= 2 else 1
+            if in_order and self.impl is not None:
+                times = max(times, self._executions(path, d))
             kids = [dependency_node(self.hw, a, b, w) for a, b, w in why]
             per = chain_node(self.hw, path, cycles, kids, "within one iteration")
             merged = [e for e in self.k.dims() if f.surely_merged(e, d)]
@@ -575,6 +580,37 @@ class _Model:
                                      [e.label for e in merged], iters, times, per,
                                      total=span + alone * cycles, span=span)))
         return out
+
+    def _executions(self, path: list, d) -> int:
+        """Executions of the loop of `d` in the CUDA of a fixed candidate
+        that surely follow one another, each holding the chain `path` (its
+        statements' names) once per iteration; foreign loops count (thesis
+        eq. 5.15 counts every dimension a statement is nested in). A LOOP of
+        two or more iterations stays a loop (`#pragma unroll 1`): no compiler
+        hoists a whole loop out of another, so it runs once per iteration of
+        every LOOP and UNROLL outside it, and its executions never overlap.
+        A LOOP of one iteration is straight-line code: the chain may be
+        interleaved with its unrolled copies, or hoisted out of a loop its
+        addresses do not vary in (ptxas moves invariant loads: an H200 ran
+        128 such copies in 16 µs, under 128 L2 latencies), so only the
+        executions a real loop along the chain's own dimensions separates
+        count. (An H200 ran a matmul whose A loads sit in B's loops, a real
+        loop each, in 22 ms against an own-dims bound of 35 µs.)"""
+        insts = [self.k.instruction(n) for n in path]
+        node = self.impl.leaf_of[path[-1]].parent
+        while node is not None and d not in node.dims:
+            node = node.parent
+        outside = []  # `node` and the loops outside it, innermost first
+        while node is not None and node is not self.impl.root:
+            outside.append(node)
+            node = node.parent
+        for k, lp in enumerate(outside):
+            if lp.kind == DimKind.LOOP and lp.size >= 2 and \
+                    all(any(e in s.dims for e in lp.dims) for s in insts):
+                iters = lp.size if k else 1  # `d`'s own iterations are counted apart
+                return iters * math.prod(lp.size for lp in outside[k + 1:]
+                                         if lp.kind in (DimKind.LOOP, DimKind.UNROLL))
+        return 1
 
     def loop_sequence(self, loops) -> Justification | None:
         """Loops that surely run one after another add up (thesis eqs. 5.42
