@@ -128,6 +128,36 @@ def test_reduction_loop_executions():
     assert loop.fields["span"] == 4 * 7 * 4 and loop.fields["cycles"] == 116
 
 
+def test_loop_executions_count_loops_around_from_other_nests():
+    """matmul 16×16×8, from a GPU record's trail (correctness, seed 15): B's
+    k1 (d6) a LOOP of 8 whose iterations each wait for an L1 hit (ld_b →
+    its store, 28 cycles on h200), and B's load placed inside A's m0 and m1
+    (d0, d1), which are at least 4 iterations together (16 over the at most
+    4 of m2). On an open candidate, the dimensions of other nests surely around
+    a loop count its executions too (thesis eq. 5.15), one per class that
+    may merge, at their least size: 8 · 4 · 28 = 896 cycles, where A's dims
+    did not count before (224). On the CPU table nothing changes (its loops
+    may overlap out of order)."""
+    trail = [("size", "d3", "1"), ("dim_kind", "d6", "LOOP"), ("dim_kind", "d18", "THREAD"),
+             ("dim_kind", "d19", "LOOP"), ("thread_mapping", "d4 d7", "IN"),
+             ("thread_mapping", "d7 d9", "IN"), ("dim_map", "d25 d11", "REGISTERS"),
+             ("dim_map", "d27 d13", "REGISTERS"), ("order", "ld_a d6", "BEFORE"),
+             ("order", "ld_b d0", "IN"), ("order", "ld_b d1", "IN")]
+    kernel = wb.kernels.from_spec({"builder": "matmul", "m": 16, "n": 16, "k": 8})
+    c = wb.Candidate.replay(kernel, [
+        {"choice": ch, "objects": objs.split(), "value": v} for ch, objs, v in trail])
+    labels = {d.name: d.label for d in c.kernel.dims()}
+    assert [labels[d] for d in ("d0", "d1", "d6")] == ["a_m0", "a_m1", "b_k1"]
+
+    def loops(target):
+        b = wb.bound(c, target)
+        return [n.fields for n in b.justification.walk()
+                if n.kind == "LoopLevel" and n.fields["dims"] == ["d6"]]
+    got = loops("h200")[0]
+    assert (got["iterations"], got["times"], got["cycles"]) == (8, 4, 896)
+    assert all(n["times"] == 1 for n in loops("cpu_reference"))
+
+
 def test_kepler_memory_and_dual_issue():
     """cc 3.0: a global load is an L2 access whatever its directive (copy of
     4096: the chain ld_x → st_z = 150 cycles / 0.811 GHz = 184.96 ns, where

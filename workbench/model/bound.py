@@ -564,6 +564,8 @@ class _Model:
             iters = f.size_min([d])
             # one iteration is straight-line code: its copies may overlap
             times = f.size_min(outer) if outer and iters >= 2 else 1
+            if in_order and iters >= 2:  # foreign loops too (`_executions`)
+                times = max(times, self._loops_around(d, outer))
             if in_order and self.impl is not None:
                 times = max(times, self._executions(path, d))
             kids = [dependency_node(self.hw, a, b, w) for a, b, w in why]
@@ -580,6 +582,24 @@ class _Model:
                                      [e.label for e in merged], iters, times, per,
                                      total=span + alone * cycles, span=span)))
         return out
+
+    def _loops_around(self, d, own: list) -> int:
+        """The executions of a loop of `d` (of at least two iterations) that
+        the dimensions surely around it give on an open candidate: `own`,
+        and every foreign dimension surely OUT of `d` that stays a LOOP or
+        UNROLL, one per class that may merge, each at its least size. Each
+        is a loop or unrolled copies around the loop of `d` in every
+        implementation below (`_executions`)."""
+        f = self.f
+        kept = list(own)
+        for e in self.k.dims():
+            if e is d or e in kept or not f.kinds(e) or \
+                    not f.kinds(e) <= {DimKind.LOOP, DimKind.UNROLL}:
+                continue
+            if f.order(e, d) != {Order.OUT} or any(f.may_merge(e, x) for x in (d, *kept)):
+                continue
+            kept.append(e)
+        return f.size_min(kept) if kept else 1
 
     def _executions(self, path: list, d) -> int:
         """Executions of the loop of `d` in the CUDA of a fixed candidate
