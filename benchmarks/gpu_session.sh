@@ -26,10 +26,11 @@ timeout -s INT "${CAMP_S:-$(( ${MIN%.*} * 60 + 90 ))}" \
     python3 -m workbench campaign --backend cuda --minutes "$MIN"
 echo "campaign rc=$?"
 el tests
-timeout -s INT "${TEST_S:-60}" python3 -m pytest -p no:cacheprovider -n 4 -q --tb=short -rfs \
+# -v: each test's outcome is printed as it ends, so a cut run still names its failures
+timeout -s INT "${TEST_S:-60}" python3 -m pytest -p no:cacheprovider -n 4 -v --tb=short -rfs \
     tests/test_runtime.py tests/test_expert.py tests/test_campaign.py tests/test_drawn.py \
     -k "gpu or cuda" > "$OUT/pytest.txt" 2>&1
-echo "pytest rc=$?"; grep -E "passed|failed|FAILED|Error" "$OUT/pytest.txt" | tail -20
+echo "pytest rc=$?"; grep -E "passed|failed|FAILED|Error" "$OUT/pytest.txt" | tail -30
 el pack
 tar czf "$OUT/gpu.tgz" data/gpu data/targets data/campaign/drawn 2>/dev/null
 el done
