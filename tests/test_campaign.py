@@ -111,8 +111,28 @@ def test_report_only_rebounds_without_rewriting(dry_run, tmp_path):
     assert s["soundness_now"]["records"] == s["soundness"]["records"] > 0
     assert s["soundness_now"]["share_sound"] == 1.0 and s["soundness_now"]["not_replayed"] == 0
     assert "today's model" in (folder / "report.md").read_text()
+    assert (folder / "fig_5_1_now.svg").exists()
     with pytest.raises(wb.WorkbenchError, match="no records.jsonl"):
         report_only(tmp_path / "nothing")
+
+
+def test_redrawn_pools_the_later_models_figures(dry_run, monkeypatch, tmp_path):
+    """`campaign.redrawn()` reads what `--report-only` kept in each summary
+    (no replay): the pooled soundness count and measured / bound ratios, and
+    when and on which table each folder was bounded again; None before."""
+    import workbench.campaign.data as data
+    from workbench.campaign import redrawn, report_only
+    out, *_ = dry_run
+    monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path))
+    monkeypatch.setattr(data, "shipped_data_dir", lambda: tmp_path / "shipped")
+    shutil.copytree(out, tmp_path / "gpu" / "dev")
+    assert redrawn() is None  # the dry run's report has no later bounds
+    s = report_only(tmp_path / "gpu" / "dev")
+    got = redrawn()
+    assert got["records"] == s["soundness_now"]["records"] and got["sound"] == got["records"]
+    assert got["ratios"] == sorted(got["ratios"]) and len(got["ratios"]) == s["fig_5_1_now"]["n"]
+    assert got["share_within_10x"] == pytest.approx(s["fig_5_1_now"]["share_within_10x"])
+    assert set(got["folders"]) == {"dev"} and got["folders"]["dev"]["written"]
 
 
 def test_a_failed_stage_is_recorded_and_the_campaign_goes_on(dry_run, tmp_path, monkeypatch):

@@ -4,7 +4,7 @@ Fig. 5.1, Table 6.2 from the records; `current_bounds` re-bounds recorded
 trails with today's model) and `data` (reading data/gpu/ on any machine).
 `python -m workbench campaign` and `make gpu` run it."""
 
-from .data import NO_GPU_DATA, gpu_dirs, gpu_records, gpu_rows, status_line, summaries
+from .data import NO_GPU_DATA, gpu_dirs, gpu_records, gpu_rows, redrawn, status_line, summaries
 from .report import (
                      cdf_svg,
                      current_bounds,
@@ -27,5 +27,5 @@ from .run import (
 
 __all__ = ["NO_GPU_DATA", "STAGES", "Campaign", "CampaignOptions", "DrawnCache", "cdf_svg",
            "current_bounds", "draw_ahead", "fig_5_1", "gpu_dirs", "gpu_records", "gpu_rows",
-           "report_only", "run_campaign", "soundness", "status_line", "summaries", "summarize",
-           "table_6_2", "with_current_bounds", "write_report"]
+           "redrawn", "report_only", "run_campaign", "soundness", "status_line", "summaries",
+           "summarize", "table_6_2", "with_current_bounds", "write_report"]

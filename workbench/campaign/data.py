@@ -62,6 +62,28 @@ def summaries() -> dict:
     return out
 
 
+def redrawn() -> dict | None:
+    """The campaigns' records bounded again by a later model (`campaign
+    --report-only`, kept in each summary as `soundness_now` and
+    `fig_5_1_now`), pooled: records, sound, the measured / bound ratios of
+    the `ok` ones and their share within 10×, and when and on which table
+    each folder was redrawn. None where no summary holds them. A record
+    keeps the bound it was measured with; this is how a reader sees a model
+    fixed after a GPU run without replaying every trail (about a minute)."""
+    got = [(name, s) for name, s in summaries().items()
+           if s.get("soundness_now") and s.get("fig_5_1_now", {}).get("ratios") is not None]
+    if not got:
+        return None
+    ratios = sorted(x for _, s in got for x in s["fig_5_1_now"]["ratios"])
+    return {"records": sum(s["soundness_now"]["records"] for _, s in got),
+            "sound": sum(s["soundness_now"]["sound"] for _, s in got),
+            "worst_ratio": max(s["soundness_now"]["worst_ratio"] or 0.0 for _, s in got),
+            "ratios": ratios,
+            "share_within_10x": sum(x <= 10.0 for x in ratios) / len(ratios) if ratios else None,
+            "folders": {name: {"written": s.get("written"),
+                               "target": s["soundness_now"].get("target")} for name, s in got}}
+
+
 def status_line() -> str:
     """One sentence: which GPU campaigns are there, or that there is none."""
     dirs = gpu_dirs()
@@ -74,4 +96,5 @@ def status_line() -> str:
     return "GPU data: " + ", ".join(parts)
 
 
-__all__ = ["NO_GPU_DATA", "gpu_dirs", "gpu_records", "gpu_rows", "status_line", "summaries"]
+__all__ = ["NO_GPU_DATA", "gpu_dirs", "gpu_records", "gpu_rows", "redrawn", "status_line",
+           "summaries"]
