@@ -170,6 +170,31 @@ def test_calibrated_table_loads(tmp_path):
     assert again.name == hw.name
     assert again.resources["gpu"]["dram_bytes"] == pytest.approx(6.0e12 / 1.98e9 * 1.05, rel=1e-3)
     assert hardware(wb.target.load_target(str(path))) is hw
+    assert "launch_floor_cycles" not in raw["model"]  # not measured: no floor
+
+
+def test_calibrated_launch_floor(tmp_path):
+    """An empty kernel timed as the backend times candidates (3.2 µs, made
+    up) gives a floor 20 % below it, 2,560 ns: axpy of 256 elements, whose
+    model says a few hundred ns, is bounded by the floor, with the reason
+    named; a matmul 1024 keeps its own bound, far above."""
+    from workbench.runtime.calibrate import table
+    meas = {"dram_bytes_per_s": 5.0e12, "l2_bytes_per_s": 9.0e12, "fma_per_s": 30e12,
+            "shared_bytes_per_s": 30e12, "fma_latency_cycles": 4.2,
+            "shared_latency_cycles": 30.0, "l1_latency_cycles": 35.0,
+            "l2_latency_cycles": 260.0, "launch_overhead_s": 7e-6, "empty_kernel_s": 3.2e-6}
+    raw = table(meas, "NVIDIA H200", 132, 1.98, when="2026-11-26")
+    assert raw["model"]["launch_floor_cycles"] == pytest.approx(3.2e-6 * 1.98e9 * 0.8)
+    t = tmp_path / "floor.json"
+    t.write_text(json.dumps(raw))
+    t = str(t)
+    small = wb.Candidate.root(wb.kernels.axpy(256))
+    assert wb.bound(small, "h200").value_ns < 2560
+    b = wb.bound(small, t)
+    assert b.value_ns == pytest.approx(2560)
+    assert b.justification.children[0].kind == "Launch"
+    big = wb.Candidate.root(wb.kernels.matmul(1024, 1024, 1024))
+    assert wb.bound(big, t).value_ns == pytest.approx(wb.bound(big, "h200").value_ns, rel=0.5)
 
 
 def test_cli_calibrate_without_gpu():

@@ -783,6 +783,16 @@ class _Model:
                                  {"level": LEVELS[level]}, terms)
             self.level_ns[LEVELS[level]] = b_ns
         just.text = f"lower bound {b_ns:,.1f} ns on {self.hw.name}: " + just.children[0].text
+        floor = self.hw.ns(self.hw.launch_floor_cycles)
+        if floor > b_ns:
+            # a calibrated GPU: no kernel is timed shorter than an empty one
+            # (measured the backend's way: `calibrate`, `cuda.time_launches`)
+            node = Justification("Launch", floor, f"an empty kernel, timed as every candidate "
+                                 f"is on this device: {floor:,.1f} ns", {})
+            b_ns = floor
+            just = Justification("Bound", b_ns, f"lower bound {b_ns:,.1f} ns on {self.hw.name}: "
+                                 "no kernel runs faster than an empty one",
+                                 {"level": "gpu"}, [node, just])
         if self.hw.launch_cycles > 0:
             # the call of the kernel precedes everything it runs (a calibrated
             # CPU target: the cheapest call of a C function through ctypes)

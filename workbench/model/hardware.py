@@ -51,6 +51,8 @@ class Hardware:
     readonly_path: bool = True  # a read-only data cache (__ldg; cc ≥ 3.5)
     replays_issue: bool = False  # each extra wavefront replays the instruction
     launch_cycles: float = 0.0  # a fixed cost before the kernel runs (calibrated CPU)
+    # no kernel the backend times is shorter (calibrated GPU: an empty kernel)
+    launch_floor_cycles: float = 0.0
 
     def ns(self, cycles: float) -> float:
         return cycles / self.clock_ghz
@@ -93,7 +95,8 @@ def hardware(target: str | Target | Hardware) -> Hardware:
             global_l1=bool(m.get("global_l1", True)),
             readonly_path=bool(m.get("readonly_path", True)),
             replays_issue=bool(m.get("replays_issue", False)),
-            launch_cycles=float(m.get("launch_cycles", 0.0)))
+            launch_cycles=float(m.get("launch_cycles", 0.0)),
+            launch_floor_cycles=float(m.get("launch_floor_cycles", 0.0)))
     except (KeyError, TypeError, ValueError) as exc:
         raise WorkbenchError(f"target {t.name!r}: malformed model table ({exc!r})") from None
     for lvl, table in res.items():

@@ -130,19 +130,7 @@ class CudaBackend:
         return results, ref
 
     def _time(self, launch, flush, samples):
-        cp = self.cp
-        times = []
-        launch()  # warm-up
-        cp.cuda.Device().synchronize()
-        for _ in range(samples):
-            flush.fill(0)  # evict the L2: timings start from DRAM, as the bound assumes
-            start, stop = cp.cuda.Event(), cp.cuda.Event()
-            start.record()
-            launch()
-            stop.record()
-            stop.synchronize()
-            times.append(cp.cuda.get_elapsed_time(start, stop) * 1e6)
-        return times
+        return time_launches(self.cp, launch, flush, samples)
 
     def _prebuild(self, gens, workdir: str | None = None) -> dict:
         """All generated kernels compiled at once by nvcc for this device
@@ -249,6 +237,26 @@ class CudaBackend:
         name = "cupy.matmul (cuBLAS)" if "C" in {a.name for a in kernel.outputs()} \
             else "cupy elementwise"
         return Reference(name, self._time(lambda: kernel.baseline(dev, cp), flush, samples))
+
+
+def time_launches(cp, launch, flush, samples: int) -> list:
+    """`samples` times (ns) of `launch()` after a warm-up, each by CUDA
+    events around the launch with the L2 flushed first (timings start from
+    DRAM, as the bound assumes). The flush also keeps the GPU busy while the
+    host queues the launch, so the host's part of a launch is not timed.
+    The calibration times its empty kernel the same way (`empty_kernel_s`)."""
+    times = []
+    launch()  # warm-up
+    cp.cuda.Device().synchronize()
+    for _ in range(samples):
+        flush.fill(0)
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        launch()
+        stop.record()
+        stop.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, stop) * 1e6)
+    return times
 
 
 def _target_for(device: str) -> str:
