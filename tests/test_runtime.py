@@ -9,6 +9,7 @@ import subprocess
 import sys
 import warnings
 
+import numpy as np
 import pytest
 from gpu_cases import build
 
@@ -264,3 +265,55 @@ def test_cuda_child_deadline_kills_and_goes_on():
     assert res[0].extra["pid"] != res[2].extra["pid"] == res[3].extra["pid"]
     assert ref is not None  # asked again of a new child
     assert time.monotonic() - t0 < 60
+
+
+class _FakeArray:
+    """A device array that allocates nothing (the benchmarks ask for GiBs)."""
+
+    def __init__(self, n=1, *_, **__):
+        self.n = n if isinstance(n, int) else len(n)
+
+    def fill(self, _):
+        pass
+
+    def get(self):
+        return np.full(4, 1000.0)
+
+
+class _FakeEvent:
+    def record(self):
+        pass
+
+    def synchronize(self):
+        pass
+
+
+def test_calibrate_runs_end_to_end_with_a_stand_in(tmp_path, monkeypatch):
+    """`calibrate --backend cuda` against a stand-in for CuPy (every kernel
+    a no-op, every event pair 4 µs apart, every clock64 chain 1,000 cycles):
+    each microbenchmark's code runs, the table is written and loads as a
+    target, with the launch floor from the empty kernel timed the backend's
+    way. What a GPU measures is another matter; this keeps the code a lent
+    GPU's few minutes would run from failing on a name or a shape."""
+    from types import SimpleNamespace
+
+    import workbench.runtime.calibrate as cal
+    from workbench.model import hardware
+    props = {"multiProcessorCount": 132, "l2CacheSize": 50 << 20, "name": b"Fake H200",
+             "clockRate": 1980000}
+    cuda = SimpleNamespace(
+        runtime=SimpleNamespace(getDeviceProperties=lambda i: props),
+        Device=lambda: SimpleNamespace(synchronize=lambda: None),
+        Event=_FakeEvent, get_elapsed_time=lambda a, b: 0.004)
+    fake = SimpleNamespace(
+        RawModule=lambda code: SimpleNamespace(get_function=lambda name: lambda *a, **k: None),
+        ones=_FakeArray, empty=_FakeArray, zeros=_FakeArray, asarray=_FakeArray,
+        float32=np.float32, int32=np.int32, int64=np.int64, cuda=cuda)
+    monkeypatch.setattr(cal, "cupy_module", lambda: fake)
+    path = cal.calibrate(tmp_path)
+    raw = json.loads(path.read_text())
+    assert path.name == "fake_h200.json"
+    assert raw["measured"]["empty_kernel_s"] == pytest.approx(4e-6)
+    assert raw["model"]["latency"]["load_l2"] == pytest.approx(1000 / 4096 * 0.95, abs=0.01)
+    hw = hardware(wb.target.load_target(str(path)))
+    assert hw.ns(hw.launch_floor_cycles) == pytest.approx(3200)
