@@ -75,11 +75,14 @@ def redrawn() -> dict | None:
     if not got:
         return None
     ratios = sorted(x for _, s in got for x in s["fig_5_1_now"]["ratios"])
+    # the shares pooled from each summary's own (its ratios are rounded)
+    within = sum(round((s["fig_5_1_now"]["share_within_10x"] or 0) * s["fig_5_1_now"]["n"])
+                 for _, s in got)
     return {"records": sum(s["soundness_now"]["records"] for _, s in got),
             "sound": sum(s["soundness_now"]["sound"] for _, s in got),
             "worst_ratio": max(s["soundness_now"]["worst_ratio"] or 0.0 for _, s in got),
             "ratios": ratios,
-            "share_within_10x": sum(x <= 10.0 for x in ratios) / len(ratios) if ratios else None,
+            "share_within_10x": within / len(ratios) if ratios else None,
             "folders": {name: {"written": s.get("written"),
                                "target": s["soundness_now"].get("target")} for name, s in got}}
 

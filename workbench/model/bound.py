@@ -14,8 +14,10 @@ candidate (thesis ch. 5), instantiated for the GPU space.
    a reduction repeating its instruction once per reduced element, and
    (c) every surely sequential loop, each iteration at least as long as the
    dependencies its body carries within one iteration, once per execution
-   (on a fixed GPU candidate, every loop it sits in counts, foreign ones
-   included: `_Model._executions`). These are paths of
+   (on a GPU target the loops of other nests around it count too:
+   `_Model._loops_around` on open candidates, `_executions` on fixed
+   ones; a loop that may have one iteration counts no copies). These are
+   paths of
    the execution graph G_c (Def. 5.6), so any of them bounds the thread.
 5. B_1, B_2 (eq. 5.27): η_min, η_lcm and μ_max per level; μ_max from
    threads per SM, blocks per SM and shared memory per SM.
@@ -552,56 +554,65 @@ class _Model:
                       and any(f.surely_merged(r, d) for r in s.reduction_dims())}
             if not inner and not weight:
                 continue
-            cycles, path, why = self._sub_path(inner, weight)
-            if cycles <= 0:
-                continue
-            last = self.k.instruction(path[-1])
-            # executions of the loop: outer own dims that are surely
-            # sequential, so the term holds whatever the mapping (see run())
-            outer = [e for e in last.dims if e is not d and not f.surely_merged(e, d)
-                     and f.order(e, d) == {Order.OUT}
-                     and f.kinds(e) <= {DimKind.LOOP, DimKind.UNROLL}]
-            iters = f.size_min([d])
-            # one iteration is straight-line code: its copies may overlap
-            times = f.size_min(outer) if outer and iters >= 2 else 1
-            if in_order and iters >= 2:  # foreign loops too (`_executions`)
-                times = max(times, self._loops_around(d, outer))
-            if in_order and self.impl is not None:
-                times = max(times, self._executions(path, d))
-            kids = [dependency_node(self.hw, a, b, w) for a, b, w in why]
-            per = chain_node(self.hw, path, cycles, kids, "within one iteration")
-            merged = [e for e in self.k.dims() if f.surely_merged(e, d)]
-            # from the first issue of an execution to its last: a path a → b
-            # inside an iteration spaces the issues of b by `cycles` (the next
-            # a issues after b); a self-dependency alone spaces its own issues,
-            # so an execution spans one step less, and only the last result
-            # is waited for (executions of a loop may be independent)
-            alone = len(path) == 1
-            span = times * (iters - alone) * cycles
-            out.append((d, loop_node(self.hw, [e.name for e in merged],
-                                     [e.label for e in merged], iters, times, per,
-                                     total=span + alone * cycles, span=span)))
+            terms = [self._loop_term(d, sub, in_order)
+                     for sub in self._sub_paths(inner, weight) if sub[0] > 0]
+            if terms:  # the heavier in all: a self-dependency spans one step less
+                out.append((d, max(terms, key=lambda t: t.fields["cycles"])))
         return out
 
-    def _loops_around(self, d, own: list) -> int:
+    def _loop_term(self, d, sub, in_order: bool) -> Justification:
+        """The LoopLevel node of loop `d` for one chain `sub` = (cycles per
+        iteration, path, its edges): iterations × executions."""
+        f = self.f
+        cycles, path, why = sub
+        last = self.k.instruction(path[-1])
+        # executions of the loop: outer own dims that are surely
+        # sequential, so the term holds whatever the mapping (see run())
+        outer = [e for e in last.dims if e is not d and not f.surely_merged(e, d)
+                 and f.order(e, d) == {Order.OUT}
+                 and f.kinds(e) <= {DimKind.LOOP, DimKind.UNROLL}]
+        iters = f.size_min([d])
+        # one iteration is straight-line code: its copies may overlap;
+        # unrolled copies along other nests' dims recompute the same values,
+        # dead code unless the chain ends in a store (`_executions`)
+        stored = last.op == "store"
+        times = f.size_min(outer) if outer and iters >= 2 else 1
+        if in_order and iters >= 2:  # foreign loops too
+            times = max(times, self._loops_around(d, outer, stored))
+        if in_order and self.impl is not None:
+            times = max(times, self._executions(path, d, stored))
+        kids = [dependency_node(self.hw, a, b, w) for a, b, w in why]
+        per = chain_node(self.hw, path, cycles, kids, "within one iteration")
+        merged = [e for e in self.k.dims() if f.surely_merged(e, d)]
+        # from the first issue of an execution to its last: a path a → b
+        # inside an iteration spaces the issues of b by `cycles` (the next
+        # a issues after b); a self-dependency alone spaces its own issues,
+        # so an execution spans one step less, and only the last result
+        # is waited for (executions of a loop may be independent)
+        alone = len(path) == 1
+        span = times * (iters - alone) * cycles
+        return loop_node(self.hw, [e.name for e in merged], [e.label for e in merged],
+                         iters, times, per, total=span + alone * cycles, span=span)
+
+    def _loops_around(self, d, own: list, unrolled: bool) -> int:
         """The executions of a loop of `d` (of at least two iterations) that
         the dimensions surely around it give on an open candidate: `own`,
-        and every foreign dimension surely OUT of `d` that stays a LOOP or
-        UNROLL, one per class that may merge, each at its least size. Each
-        is a loop or unrolled copies around the loop of `d` in every
-        implementation below (`_executions`)."""
+        and every foreign dimension surely OUT of `d` that stays a LOOP (or
+        an UNROLL, if `unrolled`), one per class that may merge, each at its
+        least size. Each is a loop or unrolled copies around the loop of `d`
+        in every implementation below (`_executions`)."""
         f = self.f
         kept = list(own)
+        kinds = {DimKind.LOOP, DimKind.UNROLL} if unrolled else {DimKind.LOOP}
         for e in self.k.dims():
-            if e is d or e in kept or not f.kinds(e) or \
-                    not f.kinds(e) <= {DimKind.LOOP, DimKind.UNROLL}:
+            if e is d or e in kept or not f.kinds(e) or not f.kinds(e) <= kinds:
                 continue
             if f.order(e, d) != {Order.OUT} or any(f.may_merge(e, x) for x in (d, *kept)):
                 continue
             kept.append(e)
         return f.size_min(kept) if kept else 1
 
-    def _executions(self, path: list, d) -> int:
+    def _executions(self, path: list, d, unrolled: bool) -> int:
         """Executions of the loop of `d` in the CUDA of a fixed candidate
         that surely follow one another, each holding the chain `path` (its
         statements' names) once per iteration; foreign loops count (thesis
@@ -614,9 +625,14 @@ class _Model:
         addresses do not vary in (ptxas moves invariant loads: an H200 ran
         128 such copies in 16 µs, under 128 L2 latencies), so only the
         executions a real loop along the chain's own dimensions separates
-        count. (An H200 ran a matmul whose A loads sit in B's loops, a real
-        loop each, in 22 ms against an own-dims bound of 35 µs.)"""
+        count. Unrolled copies along another nest's dimension recompute the
+        same values: unless the chain ends in a store (`unrolled`), the
+        compiler may drop all but the last copy's arithmetic, so they count
+        only along the chain's own dimensions. (An H200 ran a matmul whose
+        A loads sit in B's loops, a real loop each, in 22 ms against an
+        own-dims bound of 35 µs.)"""
         insts = [self.k.instruction(n) for n in path]
+        own = {e for s in insts for e in s.dims}
         node = self.impl.leaf_of[path[-1]].parent
         while node is not None and d not in node.dims:
             node = node.parent
@@ -628,8 +644,9 @@ class _Model:
             if lp.kind == DimKind.LOOP and lp.size >= 2 and \
                     all(any(e in s.dims for e in lp.dims) for s in insts):
                 iters = lp.size if k else 1  # `d`'s own iterations are counted apart
-                return iters * math.prod(lp.size for lp in outside[k + 1:]
-                                         if lp.kind in (DimKind.LOOP, DimKind.UNROLL))
+                return iters * math.prod(
+                    lp.size for lp in outside[k + 1:] if lp.kind == DimKind.LOOP
+                    or lp.kind == DimKind.UNROLL and (unrolled or own & set(lp.dims)))
         return 1
 
     def loop_sequence(self, loops) -> Justification | None:
@@ -681,11 +698,15 @@ class _Model:
         pair of dimensions; thesis eq. 5.45's path through one iteration)."""
         return any(e in b.dims and self.f.surely_merged(e, d) for e in a.dims)
 
-    def _sub_path(self, edges, weight):
+    def _sub_paths(self, edges, weight) -> tuple:
+        """The heaviest self-dependency alone and the heaviest path of two
+        or more statements through `edges`, each (cycles, path, edges):
+        their totals over a loop differ (`_loop_term`), so both are kept."""
+        alone = (0.0, [], [])
+        for n, w in weight.items():
+            if w > alone[0]:
+                alone = (w, [n], [(n, n, w)])
         best = (0.0, [], [])
-        for n, w in weight.items():  # a self-dependency alone
-            if w > best[0]:
-                best = (w, [n], [(n, n, w)])
         dist: dict = {}
         order = self.topo_order(edges)
         for a, b, w, _ in sorted(edges, key=lambda e: order[e[1].name]):
@@ -695,7 +716,7 @@ class _Model:
                 dist[b.name] = (c, pa + [b.name], wa + [(a.name, b.name, w)])
                 if c > best[0]:
                     best = dist[b.name]
-        return best
+        return alone, best
 
     def thread_bound(self) -> tuple[float, Justification, Justification]:
         """B_0, its justification, and the longest chain: chains and surely
@@ -789,7 +810,7 @@ class _Model:
             # (measured the backend's way: `calibrate`, `cuda.time_launches`)
             node = Justification("Launch", floor, f"an empty kernel, timed as every candidate "
                                  f"is on this device: {floor:,.1f} ns", {})
-            b_ns = floor
+            b_ns = self.level_ns["gpu"] = floor
             just = Justification("Bound", b_ns, f"lower bound {b_ns:,.1f} ns on {self.hw.name}: "
                                  "no kernel runs faster than an empty one",
                                  {"level": "gpu"}, [node, just])
