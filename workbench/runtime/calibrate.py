@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import WorkbenchError
 from ..target import data_dir, load_target
-from .cuda import NO_DEVICE, cupy_module, slug, time_launches
+from .cuda import NO_DEVICE, cupy_module, flush_buffer, slug, time_launches
 
 SOURCE = r"""
 extern "C" __global__ void wb_copy(const float4* __restrict__ a, float4* __restrict__ b, long n) {
@@ -157,7 +157,7 @@ def measure(cp) -> dict:
     # an empty kernel timed as the CUDA backend times a candidate: no kernel
     # it measures can be shorter (an idle GPU's events, as above, also time
     # the host's launch: 7.8 µs on an H200 that timed axpy kernels in 3.5 µs)
-    flush = cp.empty(2 * l2 // 4, cp.float32)
+    flush = flush_buffer(cp, l2)
     out["empty_kernel_s"] = min(time_launches(
         cp, lambda: empty((1,), (1,), ()), flush, 50)) * 1e-9
     return out

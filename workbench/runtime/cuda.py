@@ -112,7 +112,7 @@ class CudaBackend:
         expected = kernel.reference(inputs)
         dev_in = {a.name: cp.asarray(inputs[a.name]) for a in kernel.inputs()}
         dev_out = {a.name: cp.empty(a.length, cp.float32) for a in kernel.outputs()}
-        flush = cp.empty(2 * self.l2_bytes // 4, cp.float32)
+        flush = flush_buffer(cp, self.l2_bytes)
         results = []
         with tempfile.TemporaryDirectory(prefix="wb_cubin_") as own:  # cubins, until loaded
             built = self._prebuild([g for g in gens if not isinstance(g, str)], workdir or own)
@@ -237,6 +237,12 @@ class CudaBackend:
         name = "cupy.matmul (cuBLAS)" if "C" in {a.name for a in kernel.outputs()} \
             else "cupy elementwise"
         return Reference(name, self._time(lambda: kernel.baseline(dev, cp), flush, samples))
+
+
+def flush_buffer(cp, l2_bytes: int):
+    """Floats to overwrite before each timed launch: twice the L2, so that
+    nothing a kernel reads is still cached (`time_launches`)."""
+    return cp.empty(2 * l2_bytes // 4, cp.float32)
 
 
 def time_launches(cp, launch, flush, samples: int) -> list:
