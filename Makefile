@@ -36,9 +36,11 @@ demo: $(VENV)/.lab
 	$(BIN)/voila notebooks/demo.ipynb --no-browser --Voila.ip=127.0.0.1 --port=8866 \
 		--show_tracebacks=True
 
+# --timeout: a test stuck past 15 minutes fails with its stack instead of
+# holding the run to CI's limit.
 test: $(VENV)/.test
 	$(BIN)/ruff check workbench widgets tests benchmarks
-	$(BIN)/python -m pytest -n 2 --dist loadfile --durations=15
+	$(BIN)/python -m pytest -n 2 --dist loadfile --durations=15 --timeout 900
 
 # 200 random fixed candidates per thesis kernel: numpy checks, bounds along
 # the descents, CPU runs; the statistical tests; ten times the hypothesis

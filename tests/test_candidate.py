@@ -164,6 +164,43 @@ def test_lowering_adds_objects_and_choices():
     assert c2.problem is c.apply("in_memory", ("v0",), "TRUE").problem  # lowered kernel cached
 
 
+def test_problem_caches_hold_what_is_used_and_no_more(monkeypatch):
+    """Extended problems stay cached while a candidate holds them, plus the
+    last used up to a budget of instances; a kernel keeps its last few roots
+    (a new `prune` function per call made one root problem each, and the
+    caches grew a test worker past 14 GB). A candidate whose root left the
+    cache still finds it."""
+    import gc
+
+    from workbench.candidate import _ROOTS_KEPT
+    from workbench.space import problem as problem_mod
+
+    monkeypatch.setattr(problem_mod, "_RECENT", problem_mod._RecentProblems(0))
+    kernel = toy()
+    c = wb.Candidate.root(kernel, LOOPS)
+    fired = c.apply("in_memory", ("v0",), "TRUE").problem.fired
+    root = c.problem.root_problem
+    gc.collect()
+    # budget 0 holds only the last used: it is still there
+    assert root.has_extension(fired)
+    c2 = c.apply("in_memory", ("v0",), "TRUE")
+    problem_mod._RECENT.clear()
+    gc.collect()
+    assert root.has_extension(fired)  # c2 holds it
+    del c2
+    gc.collect()
+    assert not root.has_extension(fired)  # nobody does: it went
+    assert c.apply("in_memory", ("v0",), "TRUE").domain("cache", ("reload_v0",)) == \
+        {"L1", "L2", "NONE"}  # and comes back on demand
+
+    kid = c.apply("in_memory", ("v0",), "TRUE")
+    for _ in range(_ROOTS_KEPT + 2):  # a new function each time: a new root each
+        wb.Candidate.root(kernel, LOOPS, prune=lambda k: [])
+    assert len(kernel._candidate_roots) == _ROOTS_KEPT
+    assert kid.root_candidate() is c  # gone from the kernel's cache, still its root
+    assert wb.Candidate.root(kernel, LOOPS) is not c  # built again once it left
+
+
 def test_restrict_to_an_alias():
     c = wb.Candidate.root(toy(), LOOPS)
     c2 = c.restrict("kind", ("d0",), "UNROLLED_OR_THREAD")

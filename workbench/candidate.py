@@ -178,10 +178,15 @@ class Decision:
 _ROOTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+_ROOTS_KEPT = 4  # roots per kernel (by space and extra propagator), the last built
+
+
 def _root_cache(kernel) -> dict:
     """The roots of a kernel, kept on the kernel itself where it can hold
     them: a cache keyed weakly by the kernel whose values (the roots, through
-    their problem) reference the kernel would never let a kernel go."""
+    their problem) reference the kernel would never let a kernel go. The last
+    few built only: a caller passing a new `prune` function each time (a
+    lambda) would otherwise keep one root problem per call."""
     try:
         return kernel.__dict__.setdefault("_candidate_roots", {})
     except AttributeError:
@@ -220,10 +225,10 @@ class Candidate:
         if isinstance(space, str):
             space = load_space(space)
         per_kernel = _root_cache(kernel)
-        key = (id(space), prune)
+        key = (id(space), prune)  # the root's problem holds the space: its id stays its own
         root = per_kernel.get(key)
         if root is None:
-            problem = Problem(space, kernel)
+            problem = base = Problem(space, kernel)
             st = Store(problem, problem.init_tables)
             for name, objects, values, reason in (prune(kernel) if prune else ()):
                 got = problem.index.get((name, tuple(objects)))
@@ -237,7 +242,10 @@ class Candidate:
                     problem.extra_reason[problem.keys[v]] = reason
             problem, st, history = _settle(problem, st, range(len(problem.instances)))
             root = cls(problem, st.tables, (), st.log, history, pack_sat(st.sat))
+            base._root_candidate = root  # for root_candidate() once the cache let it go
             per_kernel[key] = root
+            while len(per_kernel) > _ROOTS_KEPT:  # the oldest goes
+                per_kernel.pop(next(iter(per_kernel)), None)
         return root
 
     @classmethod
@@ -257,11 +265,9 @@ class Candidate:
         when it had one): the cached root of its root problem."""
         if not self.trail:
             return self
-        root_problem = self.problem.root_problem
-        for root in _root_cache(root_problem.kernel).values():
-            if root.problem is root_problem:
-                return root
-        return Candidate.root(root_problem.kernel, self.space)
+        root = self.problem.root_problem.__dict__.get("_root_candidate")
+        return root if root is not None else Candidate.root(self.problem.root_problem.kernel,
+                                                            self.space)
 
     def decide_each(self, decisions: Iterable[Decision]) -> tuple[list, list]:
         """Take `decisions` one by one from here, in their order except that

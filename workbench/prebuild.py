@@ -36,6 +36,9 @@ class LoweringPrebuilder:
         self._closed = False
         self._thread: threading.Thread | None = None
         self.built = 0  # extended problems this thread built
+        # what it built for the last two offers: the problem cache holds only
+        # problems some candidate holds, and a few (`Problem.extended`)
+        self._held: list[list] = [[], []]
         self.error: BaseException | None = None  # the last build's failure
 
     def offer(self, cand, fired_sets=None) -> None:
@@ -83,6 +86,8 @@ class LoweringPrebuilder:
     def _prepare(self, cand, sets) -> None:
         p = cand.problem
         seen: set[int] = set()
+        held: list = []
+        self._held = [self._held[-1], held]
         for fired in cand.lowerings_ahead() if sets is None else sets:
             if self._next is not None or self._closed:
                 return  # a newer candidate: its lowerings first
@@ -91,6 +96,7 @@ class LoweringPrebuilder:
             if id(new) in seen:
                 continue
             seen.add(id(new))
+            held.append(new)
             self.built += fresh
             new.new_instances(p)
             if self.freeze:  # the problem and the carry-over's signature sets

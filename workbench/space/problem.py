@@ -5,12 +5,20 @@ decisions: the objects of every set, one variable per choice instance, and the
 propagator instances with the variables they watch. Candidates of the same
 kernel share one Problem; a trigger that adds objects gives a new Problem for
 the extended kernel (cached, so replays and siblings reuse it).
+
+The cache keeps an extended problem while a candidate holds it, plus those
+used last up to `KEEP_INSTANCES` propagator instances in the process (~600
+bytes each): a problem of matmul 64×64×32 is ~2.5·10^5 instances, and a cache
+that kept every lowering a search or a random descent met grew a test worker
+past 14 GB.
 """
 
 from __future__ import annotations
 
 import gc
 import threading
+import weakref
+from collections import OrderedDict
 from contextlib import contextmanager
 from itertools import chain, groupby
 from operator import itemgetter
@@ -180,7 +188,8 @@ class Problem:
         self.root_problem = parent.root_problem if parent else self
         self._globals = parent._globals if parent else type(self)._globals
         if parent is None:
-            self._extensions: dict[frozenset, Problem] = {}
+            # fired set -> extended problem, while something holds it
+            self._extensions: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
             # extensions under construction (fired set -> Event): a click
             # waits for the one a background thread is building
             # (workbench.prebuild) instead of building it a second time
@@ -757,12 +766,13 @@ class Problem:
         return self._against(old)[1]
 
     def _against(self, old: Problem) -> tuple:
-        cache = self.__dict__.setdefault("_new_since", {})
-        got = cache.get(id(old))
+        # keyed weakly by `old` itself: an id could be reused once it is gone
+        cache = self.__dict__.setdefault("_new_since", weakref.WeakKeyDictionary())
+        got = cache.get(old)
         if got is not None:
             return got
         with self.root_problem._sig_lock:
-            got = cache.get(id(old))
+            got = cache.get(old)
             if got is not None:  # another thread just computed it
                 return got
             if self._fast and old._fast and old.root_problem is self.root_problem:
@@ -781,7 +791,7 @@ class Problem:
             carries = np.frombuffer(self._carries_sat(), np.uint8).astype(bool)
             here = np.flatnonzero((at >= 0) & carries)
             got = (np.flatnonzero(at < 0).tolist(), (here, at[here]))
-            cache[id(old)] = got
+            cache[old] = got
         return got
 
     def _sig_numbers(self) -> np.ndarray:
@@ -831,6 +841,7 @@ class Problem:
         root = self.root_problem
         got = root._extensions.get(fired)
         if got is not None:
+            _RECENT.keep(got)
             return got
         kernel = root.kernel.copy()
         for index, objs in sorted(fired):
@@ -853,6 +864,7 @@ class Problem:
                 got = root._extensions.get(full)
                 if got is not None:
                     root._extensions[fired] = got
+                    _RECENT.keep(got)
                     return got
                 busy = root._building.get(full)
                 if busy is None:
@@ -863,6 +875,7 @@ class Problem:
             got = Problem(self.space, kernel, full, root)
             with root._ext_lock:
                 root._extensions[full] = root._extensions[fired] = got
+            _RECENT.keep(got)
         finally:
             with root._ext_lock:
                 del root._building[full]
@@ -879,6 +892,36 @@ class Problem:
     def has_extension(self, fired: frozenset) -> bool:
         """Whether `extended(fired)` is already built (no kernel copy)."""
         return fired in self.root_problem._extensions
+
+
+class _RecentProblems:
+    """The extended problems used last, held up to a number of propagator
+    instances in all (the one used last always)."""
+
+    def __init__(self, budget: int):
+        self.budget = budget
+        self._held: OrderedDict = OrderedDict()  # id -> problem (held: the id stays its own)
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def keep(self, problem: Problem) -> None:
+        with self._lock:
+            if id(problem) in self._held:
+                self._held.move_to_end(id(problem))
+                return
+            self._held[id(problem)] = problem
+            self._size += len(problem.instances)
+            while self._size > self.budget and len(self._held) > 1:
+                self._size -= len(self._held.popitem(last=False)[1].instances)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._held.clear()
+            self._size = 0
+
+
+KEEP_INSTANCES = 4_000_000
+_RECENT = _RecentProblems(KEEP_INSTANCES)
 
 
 @contextmanager
