@@ -890,7 +890,7 @@ class Problem:
         return got
 
     def has_extension(self, fired: frozenset) -> bool:
-        """Whether `extended(fired)` is already built (no kernel copy)."""
+        """Whether `extended(fired)` is built and still cached (no kernel copy)."""
         return fired in self.root_problem._extensions
 
 
