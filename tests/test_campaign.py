@@ -186,6 +186,66 @@ def test_gpu_data_readers(dry_run, monkeypatch, tmp_path):
     assert "Table 6.2" in text and "test_device axpy" in text and "test_device" in text
 
 
+def test_gpu_figures_use_todays_bounds_cached_and_redrawn(dry_run, monkeypatch, tmp_path):
+    """The Timings tab draws GPU records against the bound today's model
+    gives their trails, the recorded one beside it where the two differ; the
+    bounds are cached per engine (a second draw replays nothing); the tab
+    draws the cache at once and a thread redraws when the rest is in."""
+    out, *_ = dry_run
+    monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path))
+    import workbench.campaign.data as data
+    import workbench.campaign.report as report
+    monkeypatch.setattr(data, "shipped_data_dir", lambda: tmp_path / "shipped")
+    folder = tmp_path / "gpu" / "test_device"
+    shutil.copytree(out, folder)
+    rows = [json.loads(x) for x in (folder / "records.jsonl").read_text().splitlines()]
+    axpy = [r for r in rows if r["kernel"] == "axpy" and r.get("trail") and r["status"] == "ok"
+            and r["sizes"] == {"builder": "axpy", "n": 256}]
+    assert len(axpy) >= 2
+    # a model that has moved since the run: one record's bound as if recorded at a third
+    moved = axpy[0]
+    moved["bound_ns"] /= 3
+    (folder / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    from widgets.timings_view import gpu_timing_figures
+    from workbench.kernels import build_kernel
+    kernel = build_kernel("axpy", {"n": 256})
+    line, figs = gpu_timing_figures(kernel, widget=False, bounds="recorded")
+    assert "today's model" not in line and len(figs[0].data) == 2  # points and y = x
+    line, figs = gpu_timing_figures(kernel, widget=False, bounds="cached")
+    assert "for 0 of" in line and "being computed" in line
+    line, figs = gpu_timing_figures(kernel, widget=False, bounds="now")
+    n = len([r for r in rows if r["kernel"] == "axpy" and r["sizes"] == kernel.spec()
+             and r.get("trail") and r.get("times_ns")])
+    assert f"bounds of today's model for {n} of {n} records (1 moved" in line
+    points, was = figs[0].data[0], figs[0].data[1]
+    assert was.name == "bound recorded with the run" and list(was.x) == [moved["bound_ns"] / 1e3]
+    again = points.x[list(points.text).index(moved["digest"][:10])]
+    assert again == pytest.approx(3 * moved["bound_ns"] / 1e3)  # today's, as before the edit
+    assert (tmp_path / "cache" / "bounds_now").is_dir()
+
+    def replayed(*a, **k):
+        raise AssertionError("a cached bound was computed again")
+    monkeypatch.setattr(report, "current_bounds", replayed)
+    assert gpu_timing_figures(kernel, widget=False, bounds="cached")[0] == line
+    assert gpu_timing_figures(kernel, widget=False, bounds="now")[0] == line
+    monkeypatch.undo()
+
+    # the tab: the recorded bounds at once, today's drawn by its thread
+    monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path))
+    monkeypatch.setattr(data, "shipped_data_dir", lambda: tmp_path / "shipped")
+    shutil.rmtree(tmp_path / "cache")
+    from widgets.explorer import CandidateExplorer, Tab
+    e = CandidateExplorer(wb.Session(wb.Candidate.root(kernel), store=None), backend="cpu",
+                          lookahead="background")
+    tab = e.panels[Tab.TIMINGS]
+    tab.show()
+    assert "being computed" in tab.gpu_line and tab.bounding is not None
+    tab.bounding.join(120)
+    assert "(1 moved" in tab.gpu_line and tab.box.children[-len(tab.gpu_figures):] == tuple(
+        tab.gpu_figures)
+    e.close()
+
+
 def test_code_tab_shows_ptxas_facts(tmp_path):
     import random
 

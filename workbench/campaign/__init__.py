@@ -4,28 +4,39 @@ Fig. 5.1, Table 6.2 from the records; `current_bounds` re-bounds recorded
 trails with today's model) and `data` (reading data/gpu/ on any machine).
 `python -m workbench campaign` and `make gpu` run it."""
 
-from .data import NO_GPU_DATA, gpu_dirs, gpu_records, gpu_rows, redrawn, status_line, summaries
+from .data import (
+                   NO_GPU_DATA,
+                   bounds_now,
+                   engine_fingerprint,
+                   gpu_dirs,
+                   gpu_records,
+                   gpu_rows,
+                   redrawn,
+                   status_line,
+                   summaries,
+)
 from .report import (
-                     cdf_svg,
-                     current_bounds,
-                     fig_5_1,
-                     soundness,
-                     summarize,
-                     table_6_2,
-                     with_current_bounds,
-                     write_report,
+                   cdf_svg,
+                   current_bounds,
+                   fig_5_1,
+                   soundness,
+                   summarize,
+                   table_6_2,
+                   with_current_bounds,
+                   write_report,
 )
 from .run import (
-                     STAGES,
-                     Campaign,
-                     CampaignOptions,
-                     DrawnCache,
-                     draw_ahead,
-                     report_only,
-                     run_campaign,
+                   STAGES,
+                   Campaign,
+                   CampaignOptions,
+                   DrawnCache,
+                   draw_ahead,
+                   report_only,
+                   run_campaign,
 )
 
-__all__ = ["NO_GPU_DATA", "STAGES", "Campaign", "CampaignOptions", "DrawnCache", "cdf_svg",
-           "current_bounds", "draw_ahead", "fig_5_1", "gpu_dirs", "gpu_records", "gpu_rows",
+__all__ = ["NO_GPU_DATA", "STAGES", "Campaign", "CampaignOptions", "DrawnCache", "bounds_now",
+           "cdf_svg", "current_bounds", "draw_ahead", "engine_fingerprint", "fig_5_1", "gpu_dirs",
+           "gpu_records", "gpu_rows",
            "redrawn", "report_only", "run_campaign", "soundness", "status_line", "summaries",
            "summarize", "table_6_2", "with_current_bounds", "write_report"]
