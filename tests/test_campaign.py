@@ -243,7 +243,12 @@ def test_gpu_figures_use_todays_bounds_cached_and_redrawn(dry_run, monkeypatch, 
     tab.bounding.join(120)
     assert "(1 moved" in tab.gpu_line and tab.box.children[-len(tab.gpu_figures):] == tuple(
         tab.gpu_figures)
+    # closing the explorer stops the replaying at its next record
+    shutil.rmtree(tmp_path / "cache")
+    tab.show()
     e.close()
+    tab.bounding.join(10)
+    assert not tab.bounding.is_alive() and "being computed" in tab.gpu_line
 
 
 def test_code_tab_shows_ptxas_facts(tmp_path):

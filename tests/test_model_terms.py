@@ -1,7 +1,8 @@
 """The terms issue 19 added to the lower bound, each on a hand-computed case:
 replication across foreign THREAD/BLOCK dimensions (thesis eq. 5.15), the
 float4 cap on merged accesses, loop-control overheads (eqs. 5.5, 5.16),
-Kepler's memory (cc 3.0) and dual issue, and the calibrated CPU table."""
+Kepler's memory (cc 3.0) and dual issue, the calibrated CPU table, and
+register reuse against threads (`model.reuse`)."""
 
 from __future__ import annotations
 
@@ -258,3 +259,69 @@ def test_outer_strip_order():
     assert names and names == sorted(names, key=("size", "dim_kind").index)
     assert all(lbl.endswith("0") for _, lbl in seen)
     assert ch.name == choice_order("thesis").next(c).name
+
+
+def _reuse(b):
+    return next((n for n in b.justification.walk() if n.kind == "Reuse"), None)
+
+
+def test_register_reuse_against_threads_at_the_root():
+    """matmul 1024³ at the root on h200: the best split of m and n between
+    a thread's loops and the threads is 8 × 4 points a thread (× the 1,024
+    of k), 32,768 threads: each loads 8 · 1,024 / 4 = 2,048 of A and
+    4 · 1,024 / 4 = 1,024 of B (float4). In all 2^30 FMAs + 32,768 · 3,072
+    loads + 262,144 stores of C (at their own minimum) = 1,174,667,264
+    instructions at 16,896 a cycle: 69,523.6 cycles; one thread issues
+    32,768 + 3,072 = 35,840, fewer. The FMA issue alone gave 63,550."""
+    b = wb.bound(wb.Candidate.root(wb.kernels.matmul(1024, 1024, 1024)), "h200")
+    n = _reuse(b)
+    assert n.fields["threads"] == 32_768 and n.fields["points_per_thread"] == 8 * 4 * 1024
+    assert n.fields["loads_per_thread"] == {"ld_a": 2048, "ld_b": 1024}
+    total = 2 ** 30 + 32_768 * 3_072 + 262_144
+    assert n.fields["instructions"] == total
+    assert n.value_ns == pytest.approx(hardware("h200").ns(total / 16_896))
+    assert b.value_ns == pytest.approx(n.value_ns)
+
+
+def test_a_tile_size_that_leaves_no_register_tile_costs_loads():
+    """size(c_m0) = 1,024 leaves m1 = m2 = 1: a thread holds all of m (too
+    long for one thread) or one row. With one row, B's loads no longer
+    share: 2^30 · (1 + 1/4 + 1/(4 Nt)) instructions; Nt = 32 is the best
+    (79,934 cycles of issue against 41,216 in one thread; Nt = 64 would
+    make one thread issue 82,176). Every other size of c_m0 keeps the root's
+    35.1 µs: the levels below it can still give a thread 8 rows."""
+    root = wb.Candidate.root(wb.kernels.matmul(1024, 1024, 1024))
+    m0 = root.kernel.dims_by_label()["c_m0"]
+    kids = {v: wb.bound(root.apply("size", (m0,), v), "h200") for v in ("1024", "64")}
+    n = _reuse(kids["1024"])
+    assert n.fields["points_per_thread"] == 32 * 1024 and n.fields["threads"] == 32_768
+    total = 2 ** 30 + 2 ** 30 // 4 + 2 ** 30 // 128 + 262_144
+    assert n.fields["instructions"] == total
+    assert kids["1024"].value_ns == pytest.approx(hardware("h200").ns(total / 16_896))
+    assert kids["64"].value_ns == pytest.approx(wb.bound(root, "h200").value_ns)
+
+
+def test_register_reuse_is_a_gpu_term_and_only_grows():
+    """The CPU reference runs a block's threads as loops of one core: no
+    Reuse term there. On GPU targets the term never drops along a
+    random-order descent (domains only shrink; a communication that may
+    still go through memory counts its loads as vectorisable)."""
+    k = wb.kernels.build_kernel("strided_matmul", {"m": 64, "n": 64, "k": 32, "stride": 4})
+    c = wb.Candidate.root(k)
+    assert _reuse(wb.bound(c, "cpu_reference")) is None
+    rng = random.Random(3)
+    last = {t: 0.0 for t in ("h200", "kepler_k4000")}
+    for _ in range(40):
+        chs = c.choices()
+        if not chs:
+            break
+        ch = rng.choice(chs)
+        try:
+            c = c.apply(ch.name, ch.objects, rng.choice(ch.values))
+        except wb.WorkbenchError:  # a dead end: another choice
+            continue
+        for t in last:
+            n = _reuse(wb.bound(c, t))
+            v = n.value_ns if n else 0.0
+            assert v >= last[t] * (1 - 1e-12), (t, len(c.trail))
+            last[t] = v

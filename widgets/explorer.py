@@ -312,8 +312,10 @@ class CandidateExplorer:
             self.do(self.session.set_target, change["new"])
 
     def close(self) -> None:
-        """Stop the look-ahead worker process (it also ends with the kernel)."""
+        """Stop the look-ahead worker process (it also ends with the kernel)
+        and the Timings tab's replaying of GPU records."""
         self.choices.close()
+        self.panels[Tab.TIMINGS].close()
 
     def _on_branch(self, change) -> None:
         if change["new"] is not None and change["new"] != self.session.current:

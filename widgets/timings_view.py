@@ -123,18 +123,20 @@ def _timing_figures(df, make) -> list:
 
 
 
-def gpu_timing_figures(kernel=None, widget: bool = True, *,
-                       bounds: str = "now") -> tuple[str, list]:
+def gpu_timing_figures(kernel=None, widget: bool = True, *, bounds: str = "now",
+                       stop=None) -> tuple[str, list]:
     """(a sentence on the GPU data, figures per campaign folder) for the
     records of `kernel` (its name and spec; None: every kernel) under
     data/gpu/; no figures and the sentence saying so when there is none.
     `bounds`: "now" draws them against today's model (replayed, cached:
     about half a second a record the first time), "cached" against today's
     where the cache has it and the recorded bound elsewhere (said in the
-    sentence), "recorded" against the bounds recorded with the runs."""
+    sentence), "recorded" against the bounds recorded with the runs;
+    `stop()` ends the replaying early ("now")."""
     import pandas as pd
 
-    from workbench.campaign.data import bounds_now, gpu_rows, status_line
+    from workbench.campaign.data import gpu_rows, status_line
+    from workbench.campaign.report import bounds_now
     if bounds not in ("now", "cached", "recorded"):
         raise ValueError(f"bounds: 'now', 'cached' or 'recorded', not {bounds!r}")
     line = status_line()
@@ -148,7 +150,8 @@ def gpu_timing_figures(kernel=None, widget: bool = True, *,
     for folder in dict.fromkeys(r["gpu_dir"] for r in rows):
         part = [r for r in rows if r["gpu_dir"] == folder]
         if bounds != "recorded":
-            now = {_row_key(r): r for r in bounds_now(part, compute=bounds == "now")}
+            now = {_row_key(r): r for r in bounds_now(part, compute=bounds == "now",
+                                                      stop=stop)}
             part = [_with_bound_now(now.get(_row_key(r), r)) for r in part]
             said.append(_bounds_said(folder, part))
         df = pd.DataFrame(part)
@@ -207,9 +210,14 @@ class TimingsPanel:
         self._gen = 0  # a newer show() makes a running GPU redraw stale
         self._lock = threading.Lock()
         self.bounding: threading.Thread | None = None  # the GPU redraw, while it runs
+        self._closed = False
 
     def refresh(self) -> None:
         pass
+
+    def close(self) -> None:
+        """Stop a running GPU redraw at its next record."""
+        self._closed = True
 
     def records(self):
         """(this backend's and target's records, how many others)."""
@@ -260,8 +268,10 @@ class TimingsPanel:
     def _bound_again(self, kernel, gen: int) -> None:
         """Bound the GPU records again (filling the cache), then redraw their
         figures unless a newer show() came meanwhile."""
+        def stale() -> bool:
+            return self._closed or gen != self._gen
         try:
-            got = gpu_timing_figures(kernel, bounds="now")
+            got = gpu_timing_figures(kernel, bounds="now", stop=stale)
         except Exception as exc:  # noqa: BLE001 - said on the tab, not lost in a thread
             got = (f"{self.gpu_line}; bounding again failed: {type(exc).__name__}: {exc}",
                    self.gpu_figures)

@@ -6,8 +6,6 @@ trails with today's model) and `data` (reading data/gpu/ on any machine).
 
 from .data import (
                    NO_GPU_DATA,
-                   bounds_now,
-                   engine_fingerprint,
                    gpu_dirs,
                    gpu_records,
                    gpu_rows,
@@ -16,8 +14,10 @@ from .data import (
                    summaries,
 )
 from .report import (
+                   bounds_now,
                    cdf_svg,
                    current_bounds,
+                   engine_fingerprint,
                    fig_5_1,
                    soundness,
                    summarize,

@@ -5,11 +5,7 @@ read through here, and say plainly when there is nothing to read."""
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from ..paths import data_dir, shipped_data_dir
@@ -91,75 +87,6 @@ def redrawn() -> dict | None:
                                "target": s["soundness_now"].get("target")} for name, s in got}}
 
 
-@functools.lru_cache(maxsize=1)
-def engine_fingerprint() -> str:
-    """A digest of the engine's sources (every .py and .space file of the
-    package): with a trail, its kernel spec and a target table, they are all
-    a bound depends on, so a bound cached under this digest is today's."""
-    h = hashlib.sha256()
-    pkg = Path(__file__).resolve().parents[1]
-    for f in sorted(p for p in pkg.rglob("*") if p.suffix in (".py", ".space")):
-        h.update(f.relative_to(pkg).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
-    return h.hexdigest()[:20]
-
-
-def _bound_key(r: dict, tables: dict) -> str:
-    """The cache key of a record's bound on its own target: its spec, its
-    trail and the target table's contents (a recalibrated table is another)."""
-    name = r.get("target")
-    if name not in tables:
-        from ..target import load_target
-        try:
-            tables[name] = hashlib.sha256(json.dumps(load_target(name).raw, sort_keys=True)
-                                          .encode()).hexdigest()[:16]
-        except Exception as exc:  # noqa: BLE001 - replaying it says why, in bound_now_error
-            tables[name] = f"unloadable {type(exc).__name__}"
-    text = json.dumps([r.get("sizes"), r.get("trail"), name, tables[name]], sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
-
-
-def _cache_file() -> Path:
-    return data_dir() / "cache" / "bounds_now" / f"{engine_fingerprint()}.json"
-
-
-def bounds_now(rows, *, compute: bool = True) -> list:
-    """The measured rows (`report.measured`), each with `bound_now_ns` (or
-    `bound_now_error`): the bound today's model gives its trail on the
-    record's own target (`report.current_bounds`). Replaying takes about
-    half a second a record, so the results are kept in the data directory
-    under `cache/bounds_now/<engine_fingerprint>.json`; `compute=False`
-    reads only that cache (rows it lacks come back without either key).
-    The records themselves are never rewritten."""
-    from .report import current_bounds, measured
-    rows = measured(rows)
-    path, tables = _cache_file(), {}
-    try:
-        cache = json.loads(path.read_text())
-    except (OSError, ValueError):
-        cache = {}
-    keys = [_bound_key(r, tables) for r in rows]
-    missing = [r for r, k in zip(rows, keys) if k not in cache]
-    if compute and missing:
-        for r, got in zip(missing, current_bounds(missing)):
-            k = _bound_key(r, tables)
-            cache[k] = ({"bound_now_ns": got["bound_now_ns"]} if "bound_now_ns" in got
-                        else {"bound_now_error": got["bound_now_error"]})
-        _write_atomic(path, cache)
-    return [{**r, **cache.get(k, {})} for r, k in zip(rows, keys)]
-
-
-def _write_atomic(path: Path, obj) -> None:
-    """Write JSON whole or not at all (a reader never sees half a file)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".bounds-", suffix=".json")
-        with os.fdopen(fd, "w") as f:
-            json.dump(obj, f)
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a read-only data directory: the bounds are recomputed next time
-
-
 def status_line() -> str:
     """One sentence: which GPU campaigns are there, or that there is none."""
     dirs = gpu_dirs()
@@ -172,5 +99,5 @@ def status_line() -> str:
     return "GPU data: " + ", ".join(parts)
 
 
-__all__ = ["NO_GPU_DATA", "bounds_now", "engine_fingerprint", "gpu_dirs", "gpu_records",
-           "gpu_rows", "redrawn", "status_line", "summaries"]
+__all__ = ["NO_GPU_DATA", "gpu_dirs", "gpu_records", "gpu_rows", "redrawn", "status_line",
+           "summaries"]

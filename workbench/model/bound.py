@@ -21,6 +21,9 @@ candidate (thesis ch. 5), instantiated for the GPU space.
    the execution graph G_c (Def. 5.6), so any of them bounds the thread.
 5. B_1, B_2 (eq. 5.27): η_min, η_lcm and μ_max per level; μ_max from
    threads per SM, blocks per SM and shared memory per SM.
+6. B_2 also holds one joint term the thesis does not have (`reuse.py`):
+   an arithmetic instruction's register tile against its threads, the least
+   over the splits of its dimensions' sizes that the open choices allow.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from ..space.values import DimKind, Order, ThreadMapping
 from . import memory
 from .base import Bound, model_for, register_model
 from .cloops import c_loops
-from .facts import SEQUENTIAL, UP_TO, Facts, representatives
+from .facts import ARITH, SEQUENTIAL, UP_TO, VECTOR_MAX, Facts, representatives
 from .facts import _nest_of as _nest
 from .hardware import LEVELS, Hardware, hardware
 from .justification import (
@@ -45,9 +48,7 @@ from .justification import (
     parallelism_node,
     usage_node,
 )
-
-ARITH = ("fma", "mul", "add")
-VECTOR_MAX = 4  # float4: the widest access (limits.vector_widths)
+from .reuse import operand_reuse
 
 
 def bound(cand, target=None, parent: Bound | None = None, override: dict | None = None
@@ -90,6 +91,7 @@ class _Model:
         self._sinks: dict | None = None
         self._needed: dict = {}
         self._user_map: dict | None = None
+        self._usage: dict = {}
 
     # ------------------------------------------------- local analysis
     def latency(self, s) -> float:
@@ -363,6 +365,12 @@ class _Model:
 
     def usage(self, level: int) -> dict:
         """{resource: {statement: amount}} for one instance of the level."""
+        got = self._usage.get(level)
+        if got is None:
+            got = self._usage[level] = self._usage_of(level)
+        return got
+
+    def _usage_of(self, level: int) -> dict:
         lvl = LEVELS[level]
         rates = self.hw.resources[lvl]
         out: dict = {r: {} for r in rates}
@@ -795,6 +803,11 @@ class _Model:
             cyc, _, others = self.level_latency(level)
             use_ns = self.hw.ns(cyc)
             terms = [par, chain] + others
+            if level == 2:  # register reuse against threads, jointly (`reuse`)
+                reuse = operand_reuse(self, self.usage(2).get("issue", {}))
+                if reuse is not None:
+                    terms.append(reuse)
+                    use_ns = max(use_ns, reuse.value_ns)
             terms.sort(key=lambda n: -n.value_ns)
             b_ns = max(par_ns, use_ns, chain.value_ns)
             name = "block (B_1)" if level == 1 else "kernel (B_2)"

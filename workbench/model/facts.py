@@ -19,6 +19,9 @@ from ..errors import WorkbenchError
 from ..space.values import DimKind, Order, ensure_values
 
 SEQUENTIAL = frozenset({DimKind.LOOP, DimKind.UNROLL, DimKind.VECTOR})  # parallelism level 0
+PARALLEL = frozenset({DimKind.THREAD, DimKind.BLOCK})  # levels 1 and 2
+ARITH = ("fma", "mul", "add")  # arithmetic instruction ops
+VECTOR_MAX = 4  # float4: the widest access (limits.vector_widths)
 UP_TO = {0: SEQUENTIAL, 1: SEQUENTIAL | {DimKind.THREAD},
          2: SEQUENTIAL | {DimKind.THREAD, DimKind.BLOCK}}
 

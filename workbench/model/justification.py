@@ -1,6 +1,6 @@
 """Justification trees (thesis §5.5.2, Fig. 5.4): why the bound is what it is.
 
-Every node has a kind — Bound, ParallelismLevel, Usage, Chain, LoopLevel,
+Every node has a kind — Bound, ParallelismLevel, Usage, Reuse, Chain, LoopLevel,
 Dependency — its value in nanoseconds, a plain-language sentence, the
 numbers it was computed from (`fields`) and its children. The child that set
 a maximum comes first; the terms it beat follow so that a person sees the
