@@ -174,7 +174,8 @@ def _with_bound_now(r: dict) -> dict:
 
 def _bounds_said(folder: str, part: list) -> str:
     """Which bounds a folder's figures use, in words."""
-    measured = [r for r in part if r.get("trail") and r.get("times_ns")]
+    from workbench.campaign.report import measured as measured_rows
+    measured = measured_rows(part)  # the records `bounds_now` bounds again
     now = sum(1 for r in measured if "bound_recorded_ns" in r)
     failed = sum(1 for r in measured if "bound_now_error" in r)
     moved = sum(1 for r in measured if "bound_recorded_ns" in r

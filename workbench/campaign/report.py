@@ -130,15 +130,17 @@ def bounds_now(rows, *, compute: bool = True, stop=None) -> list:
     except (OSError, ValueError):
         cache = {}
     keys = [_bound_key(r, tables) for r in rows]
-    missing = [r for r, k in zip(rows, keys) if k not in cache]
-    if compute and missing:
-        for r in missing:
-            if stop is not None and stop():
-                break
-            got = current_bounds([r])[0]
-            cache[_bound_key(r, tables)] = (
-                {"bound_now_ns": got["bound_now_ns"]} if "bound_now_ns" in got
-                else {"bound_now_error": got["bound_now_error"]})
+    added = 0
+    for r, k in zip(rows, keys):
+        if not compute or stop is not None and stop():
+            break
+        if k in cache:
+            continue
+        got = current_bounds([r])[0]
+        cache[k] = ({"bound_now_ns": got["bound_now_ns"]} if "bound_now_ns" in got
+                    else {"bound_now_error": got["bound_now_error"]})
+        added += 1
+    if added:
         _write_atomic(path, cache)
     return [{**r, **cache.get(k, {})} for r, k in zip(rows, keys)]
 
