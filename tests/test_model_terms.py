@@ -70,6 +70,27 @@ def test_float4_cap():
     assert next(n for n in cpu.children if n.fields["statement"] == "ld_b").fields["amount"] == 4096
 
 
+def test_unrolled_accesses_merge_no_more_than_the_unroll_holds():
+    """matmul 1024³ with c_m0 = 512 and s_m2 = 2 (so s_m1 = 1): m is C's
+    unit stride. While the m levels may still unroll, C's 2^20 stores may
+    go four a store (262,144). Once s_m2 is UNROLL, the unroll limit (512
+    copies) keeps s_m0 from unrolling: the only neighbours a thread's
+    unrolled code holds are s_m2's two, so at least 2^20 / 2 stores — as
+    when s_m2 is VECTOR. (Counted ÷4 whenever one unit-stride level may
+    unroll, the UNROLL child read 262,144, below a sibling and no higher
+    than its parent.)"""
+    root = wb.Candidate.root(wb.kernels.matmul(1024, 1024, 1024))
+    dims = root.kernel.dims_by_label()
+    c = root.apply("size", (dims["c_m0"],), "512").apply("size", (dims["s_m2"],), "2")
+
+    def stores(cand):
+        issue = _usage(wb.bound(cand, "h200"), "gpu", "issue")
+        return next(n for n in issue.children if n.fields["statement"] == "st_c").fields["amount"]
+    assert stores(c) == 2 ** 20 / 4
+    for kind in ("UNROLL", "VECTOR"):
+        assert stores(c.apply("dim_kind", (dims["s_m2"],), kind)) == 2 ** 20 / 2
+
+
 def _two_loops():
     k = copy_kernel(4096)
     dx, dz = k.dims()
@@ -287,15 +308,18 @@ def test_a_tile_size_that_leaves_no_register_tile_costs_loads():
     """size(c_m0) = 1,024 leaves m1 = m2 = 1: a thread holds all of m (too
     long for one thread) or one row. With one row, B's loads no longer
     share: 2^30 · (1 + 1/4 + 1/(4 Nt)) instructions; Nt = 32 is the best
-    (79,934 cycles of issue against 41,216 in one thread; Nt = 64 would
-    make one thread issue 82,176). Every other size of c_m0 keeps the root's
-    35.1 µs: the levels below it can still give a thread 8 rows."""
+    (79,996 cycles of issue against 41,216 in one thread; Nt = 64 would
+    make one thread issue 82,176). The 2^20 stores of C stay one value
+    each: m is C's unit stride, and with m1 = m2 = 1 no unrolled loop of a
+    thread holds two neighbours (m0 cannot unroll). Every other size of
+    c_m0 keeps the root's 35.1 µs: the levels below it can still give a
+    thread 8 rows."""
     root = wb.Candidate.root(wb.kernels.matmul(1024, 1024, 1024))
     m0 = root.kernel.dims_by_label()["c_m0"]
     kids = {v: wb.bound(root.apply("size", (m0,), v), "h200") for v in ("1024", "64")}
     n = _reuse(kids["1024"])
     assert n.fields["points_per_thread"] == 32 * 1024 and n.fields["threads"] == 32_768
-    total = 2 ** 30 + 2 ** 30 // 4 + 2 ** 30 // 128 + 262_144
+    total = 2 ** 30 + 2 ** 30 // 4 + 2 ** 30 // 128 + 2 ** 20
     assert n.fields["instructions"] == total
     assert kids["1024"].value_ns == pytest.approx(hardware("h200").ns(total / 16_896))
     assert kids["64"].value_ns == pytest.approx(wb.bound(root, "h200").value_ns)
@@ -325,3 +349,50 @@ def test_register_reuse_is_a_gpu_term_and_only_grows():
             v = n.value_ns if n else 0.0
             assert v >= last[t] * (1 - 1e-12), (t, len(c.trail))
             last[t] = v
+
+
+def test_thread_zero_issues_the_accesses_of_its_own_loops_beside_its_box():
+    """matmul 1024³ with every n dimension of the multiply-add and of the
+    store of C a LOOP: the threads can only split m (k is a reduction), so
+    at best 1,024 threads of one row: 2^20 FMAs each, 1,024 / 4 = 256 loads
+    of A and 2^20 / 4 = 262,144 of B (float4). Thread 0 runs every
+    instruction (guards keep `tid < n` or `tid == 0`), so it also stores the
+    1,024 values of C its surely sequential n loops give it, four a store
+    (s_m2 may still be VECTOR): 256 more. 1,048,576 + 256 + 262,144 + 256 =
+    1,311,232 cycles at one instruction a cycle (without the stores:
+    1,310,976)."""
+    root = wb.Candidate.root(wb.kernels.matmul(1024, 1024, 1024))
+    dims = root.kernel.dims_by_label()
+    c = root
+    for label in ("s_n0", "s_n1", "s_n2", "c_n0", "c_n1", "c_n2"):
+        c = c.apply("dim_kind", (dims[label],), "LOOP")
+    b = wb.bound(c, "h200")
+    n = _reuse(b)
+    assert n.fields["threads"] == 1024 and n.fields["points_per_thread"] == 2 ** 20
+    assert n.fields["loads_per_thread"] == {"ld_a": 256, "ld_b": 262_144}
+    assert n.fields["accesses_beside"] == 256
+    assert n.fields["cycles"] == 1_311_232
+    assert b.value_ns == pytest.approx(hardware("h200").ns(1_311_232))
+    # the CPU reference runs threads as loops of one core: no such term
+    assert _reuse(wb.bound(c, "cpu_reference")) is None
+
+
+def test_thread_zero_loads_its_own_box_of_an_operand():
+    """matmul 1024³ with A's loads in two LOOPs of 1,024 (a_m0 and a_k0):
+    thread 0 runs A's load once for each of their 2^20 points, at most four
+    values a load (a_k1 may still be UNROLL): 262,144 loads, however few
+    values of A its box of the multiply-add needs. The best split is then
+    the one with the smallest box, 2^20 threads of one m × n point and the
+    1,024 of k (256 loads of B): 1,024 + 262,144 + 256 = 263,424 cycles in
+    one thread, 133.0 µs (40.4 µs counting only what the box needs)."""
+    root = wb.Candidate.root(wb.kernels.matmul(1024, 1024, 1024))
+    dims = root.kernel.dims_by_label()
+    c = root
+    for label in ("a_k0", "a_m0"):
+        c = c.apply("dim_kind", (dims[label],), "LOOP").apply("size", (dims[label],), "1024")
+    b = wb.bound(c, "h200")
+    n = _reuse(b)
+    assert n.fields["threads"] == 2 ** 20 and n.fields["points_per_thread"] == 1024
+    assert n.fields["own_loads_thread_zero"] == {"ld_a": 262_144, "ld_b": 0}
+    assert n.fields["cycles"] == 1024 + 262_144 + 256
+    assert b.value_ns == pytest.approx(hardware("h200").ns(263_424))

@@ -135,7 +135,7 @@ class _Model:
         """Instances of `s` along its own dimensions that may map to a level
         ≤ `level` (restricted to `only` if given)."""
         f = self.f
-        dims, merged, vec = [], 0, False
+        dims, merged, vec = [], 1, False
         for d in (s.dims if only is None else only):
             kinds = f.kinds(d)
             if not kinds & UP_TO[level]:
@@ -144,7 +144,7 @@ class _Model:
                 vec = True
                 continue
             if instructions and s.is_mem() and DimKind.UNROLL in kinds and s.stride(d) == 1:
-                merged += 1
+                merged *= f.sizes(d)[-1]
             dims.append(d)
         n = f.size_min(dims)
         if not instructions:
@@ -152,8 +152,10 @@ class _Model:
         # vectorised accesses: float4 is the widest access (limits.vector_widths),
         # so the compiler merges at most 4 unit-stride elements into one
         # instruction, however many unrolled dims there are (÷4 once, not ÷4
-        # per dimension); and never fewer instructions than elements / 4
-        n = n / 4 if merged else n
+        # per dimension), and no more than the unrolled unit-stride dims
+        # hold (÷2 for one of size 2: else deciding UNROLL out of {UNROLL,
+        # VECTOR} lowered the count); never fewer than elements / 4
+        n = n / min(VECTOR_MAX, merged)
         if vec or merged:
             everything = [d for d in (s.dims if only is None else only)
                           if f.kinds(d) & UP_TO[level]]

@@ -19,7 +19,11 @@ own minimum) over the GPU's issue rate and (b) one thread's issue over a
 thread's rate is a lower bound; the usage terms alone give the best of both
 at once. At the root of matmul 1024 on h200 it raises the bound from the
 FMA issue alone (63,550 cycles) to 69,508: threads of 8 × 4 points with
-(8 + 4) × 1,024 / 4 loads each.
+(8 + 4) × 1,024 / 4 loads each. Thread 0 runs every instruction, so its
+issue also holds the global loads and stores of the other statements along
+their surely sequential own dimensions (`thread_zero_accesses`), and an
+operand's load at least as often as its own sequential loops give it, when
+that is more than its box needs (`thread_zero_count`).
 
 Counted only where sound: an arithmetic instruction with no VECTOR
 dimension (a thread runs each point once, one instruction a point), operands
@@ -167,30 +171,69 @@ def _split_term(model, s, issue: dict, r_gpu: float, r_thread: float) -> Justifi
     if math.prod(len(x) for x in per_logical) > SPLITS_MAX:
         return None
     other = sum(v for k, v in issue.items() if k != s.name and k not in srcs)
+    beside = thread_zero_accesses(model, skip={s.name, *srcs})
+    # thread 0 issues an operand's load at least for its own box as well
+    own = [thread_zero_count(model, model.k.instruction(n)) for n in names]
     best = None
     for combo in itertools.product(*per_logical):
         pts = math.prod(c[0] for c in combo)
         thr = math.prod(c[1] for c in combo)
         loads = [math.prod(c[2][j] for c in combo) / widths[j] for j in range(len(names))]
-        per_thread = pts + sum(loads)
+        per_thread = pts + sum(max(x, o) for x, o in zip(loads, own)) + beside
         total = (other + max(issue.get(s.name, 0.0), thr * pts)
                  + sum(max(issue.get(n, 0.0), thr * x) for n, x in zip(names, loads)))
         cycles = max(total / r_gpu, per_thread / r_thread)
         if best is None or cycles < best[0]:
             best = (cycles, pts, thr, loads, total, per_thread)
     cycles, pts, thr, loads, total, per_thread = best
-    ops = ", ".join(f"{n} {x:,.4g} ({w} values a load)"
-                    for n, x, w in zip(names, loads, widths))
+    ops = ", ".join(f"{n} {x:,.4g} ({w} values a load)" if x >= o
+                    else f"{n} {o:,.4g} (its own loops in thread 0)"
+                    for n, x, w, o in zip(names, loads, widths, own))
     text = (f"{s.name} against its threads at the GPU level: at best {thr:,} threads of "
-            f"{pts:,} points, each loading its own operands ({ops}) — "
-            f"{total:,.4g} instructions in all at "
+            f"{pts:,} points, each loading its own operands ({ops})"
+            + (f", thread 0 also {beside:,.4g} accesses along other statements' own loops"
+               if beside else "")
+            + f" — {total:,.4g} instructions in all at "
             f"{r_gpu:g} per cycle, {per_thread:,.4g} in one thread at {r_thread:g} per cycle; "
             "larger boxes would cost a thread more, smaller ones more loads")
     return Justification("Reuse", hw.ns(cycles), text,
                          {"level": "gpu", "resource": "issue", "statement": s.name,
                           "threads": thr, "points_per_thread": pts,
                           "loads_per_thread": dict(zip(names, loads)),
+                          "own_loads_thread_zero": dict(zip(names, own)),
+                          "accesses_beside": beside,
                           "instructions": total, "cycles": cycles})
 
 
-__all__ = ["loaded_operands", "operand_reuse"]
+def thread_zero_accesses(model, skip=()) -> float:
+    """Global loads and stores that thread 0 of block 0 surely issues (the
+    sum of `thread_zero_count`), statements in `skip` left out."""
+    return sum(thread_zero_count(model, t) for t in model.insts if t.name not in skip)
+
+
+def thread_zero_count(model, t) -> float:
+    """Instances of the global access `t` that thread 0 of block 0 surely
+    issues; 0 for any other statement. Thread 0 runs every instruction (a
+    guard keeps `tid < n` or `tid == 0`, codegen.tree.guard), once for each
+    point of its surely sequential own dimensions, whatever the rest
+    becomes: at least the product of their least sizes, over the widest
+    access when its instances may be merged (`_widest`). Only accesses to
+    the kernel's own arrays at distinct addresses count: one to a temporary
+    in registers is no instruction, and a compiler may merge two accesses
+    to one address. (Foreign loops do not count: an invariant load may be
+    hoisted out of them.)"""
+    if t.op not in ("load", "store") or t.array is None or t.array.temporary:
+        return 0.0
+    f = model.f
+    seq = [d for d in t.dims if f.kinds(d) and f.kinds(d) <= {DimKind.LOOP, DimKind.UNROLL}]
+    if not seq:
+        return 0.0
+    strides = t.array.strides
+    if any(not strides.get(d.logical.name) for d in t.dims) or not _distinct(
+            [(abs(strides[d.logical.name]), d.logical.size)
+             for d in {d.logical: d for d in t.dims}.values()]):
+        return 0.0
+    return max(1.0, f.size_min(seq) / _widest(f, t))
+
+
+__all__ = ["loaded_operands", "operand_reuse", "thread_zero_accesses", "thread_zero_count"]
