@@ -104,16 +104,21 @@ def _distinct(axes) -> bool:
 
 
 def _widest(f, load) -> int:
-    """Values one instance of `load` may move: VECTOR_MAX where one of its
-    dimensions may be VECTOR, or UNROLL where the compiler may merge the
-    unrolled loads (unit stride in an array; any layout in a temporary,
-    whose alignment the compiler sees); else one."""
+    """Values one instance of `load` (or store) may move: the neighbours its
+    thread's code may hold in one place — the largest sizes of its
+    dimensions that may be VECTOR, or UNROLL where the compiler may merge
+    the unrolled accesses (unit stride in an array; any layout in a
+    temporary, whose alignment the compiler sees) — at most VECTOR_MAX
+    (float4), as `_Model.own_count` caps its merges."""
+    width = 1
     for d in load.dims:
         kinds = f.kinds(d)
         if DimKind.VECTOR in kinds or DimKind.UNROLL in kinds and (
                 load.array.temporary or load.stride(d) == 1):
-            return VECTOR_MAX
-    return 1
+            width *= f.sizes(d)[-1]
+            if width >= VECTOR_MAX:
+                return VECTOR_MAX
+    return width
 
 
 def _splits(f, dims, src_dims: list, full: int | None) -> frozenset | None:
