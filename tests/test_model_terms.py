@@ -91,26 +91,6 @@ def test_unrolled_accesses_merge_no_more_than_the_unroll_holds():
         assert stores(c.apply("dim_kind", (dims["s_m2"],), kind)) == 2 ** 20 / 2
 
 
-def test_loads_from_a_temporary_may_merge_along_unrolled_dims():
-    """matmul 1024³ with A's k1 level lowered through memory: the
-    multiply-add reads A from a temporary (ld_ld_a_mad), whose layout the
-    compiler sees, so unrolled neighbours may be merged into one access
-    (nvcc's load/store vectoriser): its 2^20 values count 2^20 / 4 loads
-    while a dimension may unroll, and 2^20 once none can."""
-    root = wb.Candidate.root(wb.kernels.matmul(1024, 1024, 1024))
-    dims = root.kernel.dims_by_label()
-    c = root.apply("dim_map", (dims["a_k1"], dims["c_k1"]), "MEMORY")
-
-    def loads(cand):
-        issue = _usage(wb.bound(cand, "h200"), "gpu", "issue")
-        return next(n for n in issue.children
-                    if n.fields["statement"] == "ld_ld_a_mad").fields["amount"]
-    assert loads(c) == 2 ** 20 / 4
-    for label in ("c_k0", "c_k1", "c_m0", "c_m1", "c_m2"):
-        c = c.apply("dim_kind", (dims[label],), "LOOP")
-    assert loads(c) == 2 ** 20
-
-
 def _two_loops():
     k = copy_kernel(4096)
     dx, dz = k.dims()

@@ -143,9 +143,7 @@ class _Model:
             if instructions and DimKind.VECTOR in kinds:
                 vec = True
                 continue
-            if instructions and s.is_mem() and DimKind.UNROLL in kinds and (
-                    s.stride(d) == 1 or s.array.temporary):
-                # a temporary's layout is the compiler's to see (as `reuse._widest`)
+            if instructions and s.is_mem() and DimKind.UNROLL in kinds and s.stride(d) == 1:
                 merged *= f.sizes(d)[-1]
             dims.append(d)
         n = f.size_min(dims)
