@@ -156,7 +156,7 @@ class _Model:
         # hold (÷2 for one of size 2: else deciding UNROLL out of {UNROLL,
         # VECTOR} lowered the count); never fewer than elements / 4
         n = n / min(VECTOR_MAX, merged)
-        if vec or merged:
+        if vec or merged > 1:
             everything = [d for d in (s.dims if only is None else only)
                           if f.kinds(d) & UP_TO[level]]
             n = max(n, f.size_min(everything) / VECTOR_MAX)

@@ -82,14 +82,20 @@ def loaded_operands(kernel, s) -> dict:
         dims = [b for _, b in o.pairs] if o.pairs else list(src.dims)
         if not dims or not all(d in s.dims for d in dims):
             continue
-        if not src.array.temporary:  # a temporary holds one element per point
-            strides = src.array.strides
-            if any(not strides.get(d.logical.name) for d in dims) or not _distinct(
-                    [(abs(strides[d.logical.name]), d.logical.size)
-                     for d in {d.logical: d for d in dims}.values()]):
-                continue
+        # a temporary holds one element per point
+        if not src.array.temporary and not _distinct_addresses(src.array, dims):
+            continue
         out.setdefault(src.name, set()).update(dims)
     return out
+
+
+def _distinct_addresses(array, dims) -> bool:
+    """Distinct points along `dims` (their logical dimensions) address
+    distinct elements of `array`: every stride is nonzero and `_distinct`."""
+    strides = array.strides
+    return all(strides.get(d.logical.name) for d in dims) and _distinct(
+        [(abs(strides[d.logical.name]), d.logical.size)
+         for d in {d.logical: d for d in dims}.values()])
 
 
 def _distinct(axes) -> bool:
@@ -227,16 +233,11 @@ def thread_zero_count(model, t) -> float:
     in registers is no instruction, and a compiler may merge two accesses
     to one address. (Foreign loops do not count: an invariant load may be
     hoisted out of them.)"""
-    if t.op not in ("load", "store") or t.array is None or t.array.temporary:
+    if not t.is_mem() or t.array is None or t.array.temporary:
         return 0.0
     f = model.f
     seq = [d for d in t.dims if f.kinds(d) and f.kinds(d) <= {DimKind.LOOP, DimKind.UNROLL}]
-    if not seq:
-        return 0.0
-    strides = t.array.strides
-    if any(not strides.get(d.logical.name) for d in t.dims) or not _distinct(
-            [(abs(strides[d.logical.name]), d.logical.size)
-             for d in {d.logical: d for d in t.dims}.values()]):
+    if not seq or not _distinct_addresses(t.array, t.dims):
         return 0.0
     return max(1.0, f.size_min(seq) / _widest(f, t))
 
