@@ -15,6 +15,7 @@ from test_model import copy_kernel
 import workbench as wb
 from workbench.descent import descend
 from workbench.model import hardware
+from workbench.model.facts import merges_along
 
 
 def _usage(b, level, resource):
@@ -89,6 +90,28 @@ def test_unrolled_accesses_merge_no_more_than_the_unroll_holds():
     assert stores(c) == 2 ** 20 / 4
     for kind in ("UNROLL", "VECTOR"):
         assert stores(c.apply("dim_kind", (dims["s_m2"],), kind)) == 2 ** 20 / 2
+
+
+def test_short_strides_and_temporaries_may_merge():
+    """matmul 8×8×2: B is k × n with k = 2, so B's n step is 2 elements: an
+    unrolled k level (step 1) of size 2 and an unrolled n level (step 2)
+    fill a contiguous run of 4 that the compiler may load as one float4, so
+    both may merge (`merges_along`). A's k step is 8 elements, past any
+    float4: no run of unrolled copies reaches it. Any dimension of a
+    temporary's access may merge (the compiler sees its layout)."""
+    k = wb.kernels.matmul(8, 8, 2)
+    by_name = {d.name: d for d in k.dims()}
+    dims = {label: by_name[n] for label, n in k.dims_by_label().items()}
+    ld_a, ld_b = k.instruction("ld_a"), k.instruction("ld_b")
+    assert [merges_along(ld_b, dims[x]) for x in ("b_k0", "b_k1", "b_n0", "b_n2")] == [True] * 4
+    assert [merges_along(ld_a, dims[x]) for x in ("a_m2", "a_k0", "a_k1")] == [True, False, False]
+    assert not merges_along(ld_a, dims["b_k0"])  # not a dimension of the access
+    c = wb.Candidate.root(wb.kernels.matmul(64, 64, 32))
+    ch = next(ch for ch in c.choices() if ch.name == "dim_map" and "MEMORY" in ch.values)
+    lowered = c.apply(ch.name, ch.objects, "MEMORY")
+    tmp = [i for i in lowered.kernel.instructions() if i.is_mem() and i.array.temporary]
+    assert len(tmp) == 2 and all(i.stride(i.dims[0]) is None for i in tmp)
+    assert all(merges_along(i, e) for i in tmp for e in i.dims)
 
 
 def _two_loops():

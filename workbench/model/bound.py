@@ -37,7 +37,7 @@ from ..space.values import DimKind, Order, ThreadMapping
 from . import memory
 from .base import Bound, model_for, register_model
 from .cloops import c_loops
-from .facts import ARITH, SEQUENTIAL, UP_TO, VECTOR_MAX, Facts, representatives
+from .facts import ARITH, SEQUENTIAL, UP_TO, VECTOR_MAX, Facts, merges_along, representatives
 from .facts import _nest_of as _nest
 from .hardware import LEVELS, Hardware, hardware
 from .justification import (
@@ -143,7 +143,7 @@ class _Model:
             if instructions and DimKind.VECTOR in kinds:
                 vec = True
                 continue
-            if instructions and s.is_mem() and DimKind.UNROLL in kinds and s.stride(d) == 1:
+            if instructions and DimKind.UNROLL in kinds and merges_along(s, d):
                 merged *= f.sizes(d)[-1]
             dims.append(d)
         n = f.size_min(dims)
@@ -232,14 +232,16 @@ class _Model:
             factor *= impl.blocks() / own_b
         return max(factor, 1.0)
 
-    def warp(self, s) -> tuple[float, float]:
-        """(sectors, wavefronts) per warp access: exact minimum over warps
-        when the implementation is fixed, one of each otherwise."""
+    def warp(self, s, width: int | None = None) -> tuple[float, float]:
+        """(sectors, wavefronts) per warp access, each lane moving `width`
+        elements (its VECTOR size if None): exact minimum over warps when
+        the implementation is fixed, one of each otherwise."""
         if self.impl is None:
             return (0.0 if memory.surely_shared(self.f, s) else 1.0), 1.0
-        if s.name not in self._warp:
-            self._warp[s.name] = memory.warp_access(self.impl, s, self.hw)
-        return self._warp[s.name]
+        key = (s.name, width)
+        if key not in self._warp:
+            self._warp[key] = memory.warp_access(self.impl, s, self.hw, width)
+        return self._warp[key]
 
     def warp_factor(self, s) -> float:
         """Warp granularity (§5.3.1): lanes of partly filled warps still
@@ -386,7 +388,7 @@ class _Model:
             if "fma" in out and s.op in ARITH:
                 out["fma"][s.name] = n_elem * wf
             if s.is_mem():
-                self._mem_usage(s, level, n_inst * wf, out)
+                self._mem_usage(s, level, n_inst * wf, n_elem * wf, out)
         for label, (iters, taken) in self.loop_iterations(level).items():
             for r, per in self.hw.loop_overhead.items():
                 if r in out:
@@ -407,18 +409,30 @@ class _Model:
                 out["issue"]["__syncthreads"] = n * warps * ws
         return out
 
-    def _mem_usage(self, s, level: int, n: float, out: dict) -> None:
-        """Wavefronts, replays and L2 bytes of `n` thread instances of an access."""
+    def _mem_usage(self, s, level: int, n: float, n_elem: float, out: dict) -> None:
+        """Wavefronts, replays and L2 bytes of `n` thread instances of an
+        access (`n_elem` elements). On a fixed CUDA implementation the
+        compiler may merge unrolled copies into wider accesses whose warp
+        patterns differ (`memory.merge_widths`): the code runs some mix of
+        widths w, each w elements costing the wavefronts of its pattern, so
+        elements × the least of wavefronts(w) / w bounds every mix; with
+        open choices a warp access costs at least one of each, and `n` is
+        already the fewest instructions."""
         ws = self.hw.warp_size
-        sectors, waves = self.warp(s)
+        if self.impl is None or self.hw.runs != "cuda":
+            cost = [(n, *self.warp(s))]
+        else:
+            cost = [(n_elem / w, *self.warp(s, w))
+                    for w in memory.merge_widths(self.impl, s)]
         if "lsu" in out:
-            out["lsu"][s.name] = n if level == 0 else n * waves / ws
-        if "issue" in out and level >= 1 and self.hw.replays_issue and waves > 1:
+            out["lsu"][s.name] = n if level == 0 else min(m * w for m, _, w in cost) / ws
+        replays = min(m * (w - 1) for m, _, w in cost)
+        if "issue" in out and level >= 1 and self.hw.replays_issue and replays > 0:
             # Kepler: each wavefront past the first replays the warp
             # instruction in an issue slot (thesis §5.3.2)
-            out["issue"][f"{s.name} (replays)"] = n * (waves - 1)
+            out["issue"][f"{s.name} (replays)"] = replays
         if "l2_bytes" in out and memory.bypasses_l1(self.f, s, self.hw):
-            out["l2_bytes"][s.name] = n * sectors * self.hw.sector_bytes / ws
+            out["l2_bytes"][s.name] = min(m * c for m, c, _ in cost) * self.hw.sector_bytes / ws
 
     def loop_iterations(self, level: int) -> dict:
         """{loop: (iterations, taken back-edges)} per instance of `level` of

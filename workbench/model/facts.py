@@ -154,3 +154,17 @@ def representatives(facts: Facts, dims, related, at_most: bool) -> list:
         if not any(related(d, k, at_most) for k in kept):
             kept.append(d)
     return kept
+
+
+def merges_along(s, d) -> bool:
+    """The compiler may merge unrolled copies of access `s` along `d` into
+    wider accesses: a temporary's (its layout is the compiler's to see, and
+    any of its pairs may end up innermost, `codegen.tree._layouts`) or an
+    array's whose step along `d` is under VECTOR_MAX elements (unit stride,
+    or a short stride that inner unrolled levels fill to a contiguous run)."""
+    if not s.is_mem() or d not in s.dims:
+        return False
+    if s.array.temporary:
+        return True
+    step = s.stride(d)
+    return step is not None and 0 < abs(step) < VECTOR_MAX

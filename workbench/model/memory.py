@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from ..space.values import Cache, DimKind, MemSpace
+from .facts import VECTOR_MAX
 from .hardware import Hardware
 
 
@@ -89,14 +90,32 @@ def compulsory_bytes(kernel, hw: Hardware) -> dict:
     return out
 
 
-def warp_access(impl, inst, hw: Hardware) -> tuple[float, float]:
+def merge_widths(impl, inst) -> list[int]:
+    """Values one lane's access of `inst` may move at once in a fixed
+    implementation: its VECTOR size v, or v times the unrolled copies the
+    compiler may merge into one wider access (PTX `ld.shared.v4` from
+    scalar reads of a temporary, for instance): copies along a chain of
+    UNROLL dimensions, each stepping by the contiguous run so far, up to
+    VECTOR_MAX elements (float4). Never more than `_Model.own_count` lets
+    merge (`facts.merges_along` holds along every step of the chain)."""
+    vec = next((lp.size for lp in impl.ancestors(inst) if lp.kind == DimKind.VECTOR), 1)
+    steps = {abs(c): impl.size[d.name] for d, c in impl.coefficients(inst)
+             if c and impl.kind[d.name] == DimKind.UNROLL}
+    run = vec
+    while run < VECTOR_MAX and run in steps:
+        run *= steps.pop(run)
+    return [w for w in (1, 2, 4) if vec <= w <= min(run, VECTOR_MAX) and w % vec == 0] or [vec]
+
+
+def warp_access(impl, inst, hw: Hardware, width: int | None = None) -> tuple[float, float]:
     """(sectors, wavefronts) of the warp accesses of `inst` in a fixed
-    implementation: the minimum over the warps of a block."""
+    implementation, each lane moving `width` consecutive elements (its
+    VECTOR size if None): the minimum over the warps of a block."""
     bx, by, bz = impl.block_dim
     threads = bx * by * bz
     coef = {d.name: c for d, c in impl.coefficients(inst)}
     anc = impl.ancestors(inst)
-    vec = next((lp.size for lp in anc if lp.kind == DimKind.VECTOR), 1)
+    vec = width or next((lp.size for lp in anc if lp.kind == DimKind.VECTOR), 1)
     t = np.arange(threads)
     tid = {"x": t % bx, "y": (t // bx) % by, "z": t // (bx * by)}
     addr = np.zeros(threads, dtype=np.int64)

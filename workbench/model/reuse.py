@@ -42,7 +42,7 @@ import itertools
 import math
 
 from ..space.values import DimKind, DimMap
-from .facts import ARITH, PARALLEL, SEQUENTIAL, VECTOR_MAX
+from .facts import ARITH, PARALLEL, SEQUENTIAL, VECTOR_MAX, merges_along
 from .facts import _nest_of as nest_of
 from .justification import Justification
 
@@ -113,14 +113,12 @@ def _widest(f, load) -> int:
     """Values one instance of `load` (or store) may move: the neighbours its
     thread's code may hold in one place — the largest sizes of its
     dimensions that may be VECTOR, or UNROLL where the compiler may merge
-    the unrolled accesses (unit stride in an array; any layout in a
-    temporary, whose alignment the compiler sees) — at most VECTOR_MAX
-    (float4), as `_Model.own_count` caps its merges."""
+    the unrolled accesses (`merges_along`) — at most VECTOR_MAX (float4),
+    as `_Model.own_count` caps its merges."""
     width = 1
     for d in load.dims:
         kinds = f.kinds(d)
-        if DimKind.VECTOR in kinds or DimKind.UNROLL in kinds and (
-                load.array.temporary or load.stride(d) == 1):
+        if DimKind.VECTOR in kinds or DimKind.UNROLL in kinds and merges_along(load, d):
             width *= f.sizes(d)[-1]
             if width >= VECTOR_MAX:
                 return VECTOR_MAX
