@@ -71,8 +71,8 @@ def test_expert_structure(expert):
 def test_expert_bound_is_shared_memory_bound(expert):
     """With replication across foreign thread dimensions (eq. 5.15), every
     thread of the 16×16 block runs its own shared loads of the A and B
-    tiles: 2^28 values of each over the GPU (16 A and 16 B values a thread
-    per k step, 4 multiply-adds each). Each thread reads 4 contiguous values
+    tiles: 2^28 values of each over the GPU (a thread reads 4 × 16 values of
+    each tile per k step of 16, 2^16 threads, 64 k steps). Each thread reads 4 contiguous values
     of a tile row along an unrolled dimension, which nvcc merges into one
     `ld.shared.v4` (`test_expert_ptx_merges_the_tile_loads`), so 2^26
     instructions; a warp (two rows of 16 threads) reads two A rows 64
