@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import json
 import random
+from types import SimpleNamespace
 
 import pytest
 from test_model import copy_kernel
 
 import workbench as wb
 from workbench.descent import descend
-from workbench.model import hardware
+from workbench.model import hardware, memory
 from workbench.model.facts import merges_along
+from workbench.space.values import DimKind
 
 
 def _usage(b, level, resource):
@@ -112,6 +114,34 @@ def test_short_strides_and_temporaries_may_merge():
     tmp = [i for i in lowered.kernel.instructions() if i.is_mem() and i.array.temporary]
     assert len(tmp) == 2 and all(i.stride(i.dims[0]) is None for i in tmp)
     assert all(merges_along(i, e) for i in tmp for e in i.dims)
+
+
+def _widths(*dims, vector=1):
+    """merge_widths of one access whose dims are (step, size, kind)."""
+    named = [(SimpleNamespace(name=f"u{i}"), step) for i, (step, _, _) in enumerate(dims)]
+    impl = SimpleNamespace(
+        ancestors=lambda inst: [SimpleNamespace(kind=DimKind.VECTOR, size=vector)] * (vector > 1),
+        coefficients=lambda inst: named,
+        size={f"u{i}": size for i, (_, size, _) in enumerate(dims)},
+        kind={f"u{i}": kind for i, (_, _, kind) in enumerate(dims)})
+    return memory.merge_widths(impl, None)
+
+
+def test_merge_widths_follow_the_runs_of_unrolled_copies():
+    """The widths a lane's access may merge to: the runs of consecutive
+    offsets its unrolled copies hold, whichever dimensions make them — a
+    size-1 level sharing a step with the level above (the seed-10 case of a
+    review: steps 1 of sizes 8 and 1 read [1] while nvcc may merge four),
+    two steps that meet (3 and 4: offsets 3 and 4), a negative step; never
+    across a LOOP, and in multiples of the VECTOR size."""
+    U, L, V = DimKind.UNROLL, DimKind.LOOP, DimKind.VECTOR
+    assert _widths((1, 8, U), (1, 1, U)) == _widths((1, 1, U), (1, 8, U)) == [1, 2, 4]
+    assert _widths((3, 2, U), (4, 2, U)) == [1, 2]
+    assert _widths((-1, 2, U), (2, 2, U)) == [1, 2, 4]
+    assert _widths((1, 3, U)) == [1, 2]
+    assert _widths((1, 4, L)) == [1] and _widths((2, 4, U)) == [1]
+    assert _widths((1, 2, V), (2, 4, U), vector=2) == [2, 4]
+    assert _widths((1, 4, V), (4, 4, U), vector=4) == [4]
 
 
 def _two_loops():

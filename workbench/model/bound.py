@@ -107,7 +107,7 @@ class _Model:
     def count(self, s, level: int, instructions: bool) -> float:
         """N^level_∅(s): instances of `s` per thread (0), block (1), GPU (2);
         `instructions` collapses vector dimensions into one instruction and
-        lets the compiler merge unrolled unit-stride accesses. Own dimensions
+        lets the compiler merge unrolled accesses (`merges_along`). Own dimensions
         count as in eq. 5.15; on a GPU target the foreign THREAD and BLOCK
         dimensions replicate the statement too (`replication`)."""
         if self.hw.runs == "cpu":
@@ -150,9 +150,9 @@ class _Model:
         if not instructions:
             return n
         # vectorised accesses: float4 is the widest access (limits.vector_widths),
-        # so the compiler merges at most 4 unit-stride elements into one
-        # instruction, however many unrolled dims there are (÷4 once, not ÷4
-        # per dimension), and no more than the unrolled unit-stride dims
+        # so the compiler merges at most 4 elements into one instruction,
+        # however many unrolled dims there are (÷4 once, not ÷4 per
+        # dimension), and no more than the unrolled dims it may merge along
         # hold (÷2 for one of size 2: else deciding UNROLL out of {UNROLL,
         # VECTOR} lowered the count); never fewer than elements / 4
         n = n / min(VECTOR_MAX, merged)
@@ -425,8 +425,8 @@ class _Model:
             cost = [(n_elem / w, *self.warp(s, w))
                     for w in memory.merge_widths(self.impl, s)]
         if "lsu" in out:
-            out["lsu"][s.name] = n if level == 0 else min(m * w for m, _, w in cost) / ws
-        replays = min(m * (w - 1) for m, _, w in cost)
+            out["lsu"][s.name] = n if level == 0 else min(m * wf for m, _, wf in cost) / ws
+        replays = min(m * (wf - 1) for m, _, wf in cost)
         if "issue" in out and level >= 1 and self.hw.replays_issue and replays > 0:
             # Kepler: each wavefront past the first replays the warp
             # instruction in an issue slot (thesis §5.3.2)

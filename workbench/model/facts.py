@@ -159,9 +159,13 @@ def representatives(facts: Facts, dims, related, at_most: bool) -> list:
 def merges_along(s, d) -> bool:
     """The compiler may merge unrolled copies of access `s` along `d` into
     wider accesses: a temporary's (its layout is the compiler's to see, and
-    any of its pairs may end up innermost, `codegen.tree._layouts`) or an
-    array's whose step along `d` is under VECTOR_MAX elements (unit stride,
-    or a short stride that inner unrolled levels fill to a contiguous run)."""
+    with choices open any of its pairs may end up innermost,
+    `codegen.tree._layouts`) or an array's whose logical dimension has a
+    stride under VECTOR_MAX elements (unit stride, or a stride of 2 or 3
+    that other unrolled copies may fill to a contiguous run). Loose on
+    purpose (an outer strip level of a unit-stride dimension steps by its
+    inner sizes, yet counts): a fixed candidate's memory costs take the
+    exact runs (`memory.merge_widths`)."""
     if not s.is_mem() or d not in s.dims:
         return False
     if s.array.temporary:

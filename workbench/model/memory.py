@@ -20,6 +20,9 @@ from ..space.values import Cache, DimKind, MemSpace
 from .facts import VECTOR_MAX
 from .hardware import Hardware
 
+_OFFSETS_MAX = 1 << 16  # unrolled copies of one access enumerated by merge_widths
+_WIDTHS = tuple(1 << i for i in range(VECTOR_MAX.bit_length()))  # 1, 2, 4: scalar to float4
+
 
 def load_latency(facts, hw: Hardware, inst) -> float:
     """Minimal latency of a load over its remaining memory space and cache."""
@@ -91,20 +94,29 @@ def compulsory_bytes(kernel, hw: Hardware) -> dict:
 
 
 def merge_widths(impl, inst) -> list[int]:
-    """Values one lane's access of `inst` may move at once in a fixed
-    implementation: its VECTOR size v, or v times the unrolled copies the
-    compiler may merge into one wider access (PTX `ld.shared.v4` from
-    scalar reads of a temporary, for instance): copies along a chain of
-    UNROLL dimensions, each stepping by the contiguous run so far, up to
-    VECTOR_MAX elements (float4). Never more than `_Model.own_count` lets
-    merge (`facts.merges_along` holds along every step of the chain)."""
+    """The widths (values one lane's access moves at once) the compiler may
+    give an access of `inst` in a fixed implementation: multiples of its
+    VECTOR size v up to VECTOR_MAX (float4) that fit in a run of
+    consecutive addresses among the lane's unrolled copies (PTX
+    `ld.shared.v4` from four scalar reads of a temporary, for instance).
+    The copies' offsets are enumerated over every UNROLL and VECTOR
+    dimension (an unroll holds at most a few hundred copies), so a run made
+    by two dimensions together (steps 3 and 4: offsets 3 and 4) counts too;
+    a negative step mirrors the set, which keeps its runs. LOOP dimensions
+    are printed `#pragma unroll 1`: no merge crosses them."""
     vec = next((lp.size for lp in impl.ancestors(inst) if lp.kind == DimKind.VECTOR), 1)
-    steps = {abs(c): impl.size[d.name] for d, c in impl.coefficients(inst)
-             if c and impl.kind[d.name] == DimKind.UNROLL}
-    run = vec
-    while run < VECTOR_MAX and run in steps:
-        run *= steps.pop(run)
-    return [w for w in (1, 2, 4) if vec <= w <= min(run, VECTOR_MAX) and w % vec == 0] or [vec]
+    offsets = np.zeros(1, dtype=np.int64)
+    for d, c in impl.coefficients(inst):
+        size = impl.size[d.name]
+        if c and size > 1 and impl.kind[d.name] in (DimKind.UNROLL, DimKind.VECTOR):
+            if offsets.size * size > _OFFSETS_MAX:  # cannot happen within the unroll limit
+                return [w for w in _WIDTHS if w >= vec and w % vec == 0]
+            offsets = np.unique((offsets[:, None] + abs(c) * np.arange(size)).ravel())
+    run = longest = 1
+    for a, b in zip(offsets[:-1], offsets[1:]):
+        run = run + 1 if b == a + 1 else 1
+        longest = max(longest, run)
+    return [w for w in _WIDTHS if vec <= w <= longest and w % vec == 0] or [vec]
 
 
 def warp_access(impl, inst, hw: Hardware, width: int | None = None) -> tuple[float, float]:
