@@ -23,8 +23,9 @@ def stronger_along_random_paths(weak_root, replay, rng: random.Random, *, descen
     depths `at` (where to look for implementations found without it) and how
     often the stronger one pruned more (domains strictly smaller, dead ends)."""
     starts, more = [], 0
+    strong_root = replay(weak_root.trail)
     for _ in range(descents):
-        c = weak_root
+        c, strong = weak_root, strong_root
         while not c.is_fixed:
             if len(c.trail) in at:
                 starts.append(c)
@@ -33,17 +34,34 @@ def stronger_along_random_paths(weak_root, replay, rng: random.Random, *, descen
                 c = c.apply(ch.name, ch.objects, rng.choice(ch.values))
             except wb.DeadEnd:
                 break
-            more += pruned_more(c, replay)
+            # the replay of c's trail, one decision on from the last one
+            # (`Candidate.replay` restricts decision by decision: the same
+            # candidate as replaying the whole trail, in linear time)
+            strong = _restrict_last(strong, c.trail[-1])
+            more += pruned_more(c, strong)
     return starts, more
 
 
-def pruned_more(c, replay) -> int:
-    """`c` (weaker propagation) replayed with the stronger one: its domains
-    are no larger; how many are strictly smaller (1 for a dead end it saw
-    sooner)."""
+def _restrict_last(strong, d):
+    if strong is None:  # a dead end stays one on every longer trail
+        return None
     try:
-        strong = replay(c.trail)
+        return strong.restrict(d.choice, d.objects, d.values)
     except wb.DeadEnd:
+        return None
+
+
+def pruned_more(c, strong) -> int:
+    """`c` (weaker propagation) beside `strong`, its trail under the
+    stronger one (a candidate; `replay`, a function of the trail; None, a
+    dead end there): its domains are no larger; how many are strictly
+    smaller (1 for a dead end it saw sooner)."""
+    if callable(strong):
+        try:
+            strong = strong(c.trail)
+        except wb.DeadEnd:
+            return 1
+    if strong is None:
         return 1
     weak = all_domains(c)
     more = 0
