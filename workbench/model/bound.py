@@ -85,6 +85,7 @@ class _Model:
             else None
         self.level_ns: dict = {}
         self._warp: dict = {}
+        self._widths: dict = {}  # statement -> the widths the compiler may merge it to
         self._counts: dict = {}
         self._foreign: dict = {}  # (level, store) -> dims that surely map to its kinds
         self._loops: dict = {}
@@ -422,8 +423,10 @@ class _Model:
         if self.impl is None or self.hw.runs != "cuda":
             cost = [(n, *self.warp(s))]
         else:
-            cost = [(n_elem / w, *self.warp(s, w))
-                    for w in memory.merge_widths(self.impl, s)]
+            widths = self._widths.get(s.name)
+            if widths is None:
+                widths = self._widths[s.name] = memory.merge_widths(self.impl, s)
+            cost = [(n_elem / w, *self.warp(s, w)) for w in widths]
         if "lsu" in out:
             out["lsu"][s.name] = n if level == 0 else min(m * wf for m, _, wf in cost) / ws
         replays = min(m * (wf - 1) for m, _, wf in cost)
