@@ -255,7 +255,7 @@ def test_code_tab_shows_ptxas_facts(tmp_path):
     import random
 
     import workbench as wb
-    from widgets.explorer import CandidateExplorer
+    from widgets.explorer import CandidateExplorer, Tab
     from workbench.codegen.compile import nvcc_path
     from workbench.descent import random_fixed
     kernel = wb.kernels.build_kernel("axpy", {"n": 256})
@@ -263,6 +263,7 @@ def test_code_tab_shows_ptxas_facts(tmp_path):
     s.new_branch("fixed", random_fixed(wb.Candidate.root(kernel), random.Random(1)))
     e = CandidateExplorer(s, backend="cpu", lookahead="off")
     want = "registers" if nvcc_path() is not None else "nvcc is not on PATH"
+    assert e.panels[Tab.CODE].wait_facts(300)  # ptxas answers in a thread of its own
     assert want in e.code_html.value
 
 

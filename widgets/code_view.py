@@ -7,6 +7,7 @@ sizes)."""
 from __future__ import annotations
 
 import html
+import threading
 
 from workbench.model.justification import fmt_time
 
@@ -16,6 +17,10 @@ class CodePanel:
         import ipywidgets as w
         self._ex = ex  # the explorer: its session, backend, and refresh after a run
         self._facts: dict = {}  # candidate digest -> the ptxas line
+        # candidate digest -> the thread asking ptxas (seconds to a minute
+        # for long unrolled code: the CUDA shows at once, the line follows)
+        self._compiling: dict = {}
+        self._show_lock = threading.Lock()
         self.code_html = w.HTML()
         self.run_b = w.Button(description="Run", icon="play",
                               tooltip="measure on the GPU if there is one, else the CPU")
@@ -53,15 +58,51 @@ class CodePanel:
             self.code_html.value = "<i>the CUDA appears once every choice is fixed</i>"
             return
         if key not in self._code:
-            self.code_html.value = "<i>computing the CUDA and what ptxas says of it …</i>"
+            self.code_html.value = "<i>computing the CUDA …</i>"
             from workbench.codegen import generate
             g = generate(cand)
             self._code[key] = (
                 f"<div style='font-size:11px;max-height:420px;overflow:auto'>"
-                f"{highlight_cuda(g.cuda)}</div><p>launch {g.launch}</p>"
-                f"<p>{html.escape(self._resources(cand, g))}</p>")
-        if self.code_html.value != self._code[key]:
-            self.code_html.value = self._code[key]
+                f"{highlight_cuda(g.cuda)}</div><p>launch {g.launch}</p>")
+            self._ask_ptxas(cand, g)
+        self._show(key)
+
+    def _show(self, key) -> None:
+        """The code of candidate `key` with its ptxas line, or a line saying
+        ptxas is at work (under a lock: the thread that brings the line and
+        a click must not leave the older text on show)."""
+        with self._show_lock:
+            if key != self._digest or key not in self._code:
+                return
+            line = self._facts.get(key, "ptxas: compiling for registers, spills and "
+                                        "occupancy … (seconds for long unrolled code)")
+            value = f"{self._code[key]}<p>{html.escape(line)}</p>"
+            if self.code_html.value != value:
+                self.code_html.value = value
+
+    def _ask_ptxas(self, cand, g) -> None:
+        """ptxas's line for this candidate, in a thread of its own: nvcc takes
+        0.5 s to over a minute on the unrolled code of random candidates, and
+        the explorer answers clicks meanwhile."""
+        key = cand.digest()
+        if key in self._facts or key in self._compiling:
+            return
+
+        def work():
+            line = self._resources(cand, g)
+            self._compiling.pop(key, None)
+            self._show(key)
+            return line
+        t = threading.Thread(target=work, daemon=True, name="ptxas-facts")
+        self._compiling[key] = t
+        t.start()
+
+    def wait_facts(self, timeout: float | None = None) -> bool:
+        """Wait for the ptxas line of the candidate on show; whether it came."""
+        t = self._compiling.get(self._digest)
+        if t is not None:
+            t.join(timeout)
+        return self._digest in self._facts
 
     def _say(self, label: str | None = None, text: str | None = None) -> None:
         """Set the line of one button (Run, Check, Reference), keep the others."""
@@ -154,14 +195,24 @@ class CodePanel:
         return rec
 
 
-def highlight_cuda(code: str) -> str:
-    """CUDA as coloured HTML (Pygments, which IPython brings); plain without it."""
+HIGHLIGHT_LINES = 1000  # past this, plain text: colouring costs ~0.1 ms and ~0.5 kB a line
+
+
+def highlight_cuda(code: str, max_lines: int = HIGHLIGHT_LINES) -> str:
+    """CUDA as coloured HTML (Pygments, which IPython brings); plain without
+    it, and for code longer than `max_lines` (random candidates unroll into
+    thousands of lines: coloured, 4,400 lines took 0.5 s and 2.3 MB of HTML
+    sent to the page on every visit)."""
+    lines = code.count("\n") + 1
     try:
         from pygments import highlight
         from pygments.formatters import HtmlFormatter
         from pygments.lexers import CudaLexer
     except ImportError:
         return f"<pre>{html.escape(code)}</pre>"
+    if lines > max_lines:
+        return (f"<p><i>{lines:,} lines, shown plain (coloured up to {max_lines:,})</i></p>"
+                f"<pre>{html.escape(code)}</pre>")
     return highlight(code, CudaLexer(), HtmlFormatter(noclasses=True, nowrap=False))
 
 
@@ -174,4 +225,4 @@ def default_backend() -> str:
         return "cpu"
 
 
-__all__ = ["CodePanel", "default_backend", "highlight_cuda"]
+__all__ = ["HIGHLIGHT_LINES", "CodePanel", "default_backend", "highlight_cuda"]
