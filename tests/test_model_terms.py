@@ -14,9 +14,9 @@ import pytest
 from test_model import copy_kernel
 
 import workbench as wb
-from workbench.descent import descend
+from workbench.descent import descend, random_fixed
 from workbench.model import hardware, memory
-from workbench.model.facts import merges_along
+from workbench.model.facts import Facts, merges_along
 from workbench.space.values import DimKind
 
 
@@ -142,6 +142,27 @@ def test_merge_widths_follow_the_runs_of_unrolled_copies():
     assert _widths((1, 4, L)) == [1] and _widths((2, 4, U)) == [1]
     assert _widths((1, 2, V), (2, 4, U), vector=2) == [2, 4]
     assert _widths((1, 4, V), (4, 4, U), vector=4) == [4]
+
+
+def test_a_fixed_candidate_counts_the_merges_its_layout_allows():
+    """Random fixed matmul 64×64×32 (seed 1): C's stores iterate on s_m0
+    (UNROLL, size 2), s_m1 (LOOP, 32) and s_m2 (size 1), m being C's unit
+    stride. s_m0 is the outer strip level: its two copies lie 32 floats
+    apart, and the LOOP between them keeps them in separate iterations, so
+    no two stores merge. The rule for open choices (÷ the sizes of every
+    unit-stride level that may unroll) would count 4,096 / 2 stores; the
+    fixed candidate counts its exact runs (`memory.merge_widths` = [1]):
+    all 4,096, one store a value."""
+    import importlib
+    c = random_fixed(wb.Candidate.root(wb.kernels.matmul(64, 64, 32)), random.Random(1))
+    m = importlib.import_module("workbench.model.bound")._Model(Facts(c), hardware("h200"))
+    st = c.kernel.instruction("st_c")
+    lab = c.kernel.dims_by_label()
+    steps = {d.name: (step, m.impl.kind[d.name], m.impl.size[d.name])
+             for d, step in m.impl.coefficients(st)}
+    assert steps[lab["s_m0"]] == (32, "UNROLL", 2) and steps[lab["s_m1"]] == (1, "LOOP", 32)
+    assert m.merge_widths(st) == [1]
+    assert m.count(st, 2, True) == m.count(st, 2, False) == 64 * 64
 
 
 def _two_loops():

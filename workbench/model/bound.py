@@ -136,6 +136,13 @@ class _Model:
         """Instances of `s` along its own dimensions that may map to a level
         ≤ `level` (restricted to `only` if given)."""
         f = self.f
+        if instructions and s.is_mem() and self.impl is not None and self.hw.runs == "cuda":
+            # a fixed candidate: its elements over the widest access its
+            # unrolled copies allow (`memory.merge_widths`: exact runs where
+            # the rule below multiplies every size that may merge)
+            everything = [d for d in (s.dims if only is None else only)
+                          if f.kinds(d) & UP_TO[level]]
+            return f.size_min(everything) / max(self.merge_widths(s))
         dims, merged, vec = [], 1, False
         for d in (s.dims if only is None else only):
             kinds = f.kinds(d)
@@ -232,6 +239,14 @@ class _Model:
                               and any(d in s.dims for d in lp.dims))
             factor *= impl.blocks() / own_b
         return max(factor, 1.0)
+
+    def merge_widths(self, s) -> list[int]:
+        """The widths the compiler may merge the accesses of `s` to (a fixed
+        implementation; `memory.merge_widths`), once per model."""
+        got = self._widths.get(s.name)
+        if got is None:
+            got = self._widths[s.name] = memory.merge_widths(self.impl, s)
+        return got
 
     def warp(self, s, width: int | None = None) -> tuple[float, float]:
         """(sectors, wavefronts) per warp access, each lane moving `width`
@@ -423,10 +438,7 @@ class _Model:
         if self.impl is None or self.hw.runs != "cuda":
             cost = [(n, *self.warp(s))]
         else:
-            widths = self._widths.get(s.name)
-            if widths is None:
-                widths = self._widths[s.name] = memory.merge_widths(self.impl, s)
-            cost = [(n_elem / w, *self.warp(s, w)) for w in widths]
+            cost = [(n_elem / w, *self.warp(s, w)) for w in self.merge_widths(s)]
         if "lsu" in out:
             out["lsu"][s.name] = n if level == 0 else min(m * wf for m, _, wf in cost) / ws
         replays = min(m * (wf - 1) for m, _, wf in cost)
