@@ -23,7 +23,7 @@ def stronger_along_random_paths(weak_root, replay, rng: random.Random, *, descen
     depths `at` (where to look for implementations found without it) and how
     often the stronger one pruned more (domains strictly smaller, dead ends)."""
     starts, more = [], 0
-    strong_root = replay(weak_root.trail)
+    strong_root = replayed(replay, weak_root.trail)
     for _ in range(descents):
         c, strong = weak_root, strong_root
         while not c.is_fixed:
@@ -51,16 +51,18 @@ def _restrict_last(strong, d):
         return None
 
 
+def replayed(replay, trail):
+    """`replay(trail)`, or None where the trail dead-ends."""
+    try:
+        return replay(trail)
+    except wb.DeadEnd:
+        return None
+
+
 def pruned_more(c, strong) -> int:
     """`c` (weaker propagation) beside `strong`, its trail under the
-    stronger one (a candidate; `replay`, a function of the trail; None, a
-    dead end there): its domains are no larger; how many are strictly
-    smaller (1 for a dead end it saw sooner)."""
-    if callable(strong):
-        try:
-            strong = strong(c.trail)
-        except wb.DeadEnd:
-            return 1
+    stronger one (None: a dead end there): its domains are no larger; how
+    many are strictly smaller (1 for a dead end it saw sooner)."""
     if strong is None:
         return 1
     weak = all_domains(c)

@@ -89,10 +89,9 @@ class CodePanel:
             return
 
         def work():
-            line = self._resources(cand, g)
+            self._resources(cand, g)  # fills self._facts[key]
             self._compiling.pop(key, None)
             self._show(key)
-            return line
         t = threading.Thread(target=work, daemon=True, name="ptxas-facts")
         self._compiling[key] = t
         t.start()

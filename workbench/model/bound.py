@@ -136,18 +136,16 @@ class _Model:
         """Instances of `s` along its own dimensions that may map to a level
         ≤ `level` (restricted to `only` if given)."""
         f = self.f
+        everything = [d for d in (s.dims if only is None else only)
+                      if f.kinds(d) & UP_TO[level]]
         if instructions and s.is_mem() and self.impl is not None and self.hw.runs == "cuda":
             # a fixed candidate: its elements over the widest access its
             # unrolled copies allow (`memory.merge_widths`: exact runs where
             # the rule below multiplies every size that may merge)
-            everything = [d for d in (s.dims if only is None else only)
-                          if f.kinds(d) & UP_TO[level]]
             return f.size_min(everything) / max(self.merge_widths(s))
         dims, merged, vec = [], 1, False
-        for d in (s.dims if only is None else only):
+        for d in everything:
             kinds = f.kinds(d)
-            if not kinds & UP_TO[level]:
-                continue
             if instructions and DimKind.VECTOR in kinds:
                 vec = True
                 continue
@@ -165,8 +163,6 @@ class _Model:
         # VECTOR} lowered the count); never fewer than elements / 4
         n = n / min(VECTOR_MAX, merged)
         if vec or merged > 1:
-            everything = [d for d in (s.dims if only is None else only)
-                          if f.kinds(d) & UP_TO[level]]
             n = max(n, f.size_min(everything) / VECTOR_MAX)
         return n
 
