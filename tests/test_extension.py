@@ -1,6 +1,8 @@
-"""The fast build of a problem (choice-only clauses by ids, wake lists
-without per-watch tuples, new instances by numbered signatures, the garbage
-collector paused) against the plain generic loops (`Problem._fast = False`):
+"""The fast build of a problem (choice-only clauses by ids, an extended
+problem's taken from the root's, snippets tested as soon as their variables
+are bound, wake lists without per-watch tuples, new instances by numbered
+signatures, the garbage collector paused) against the plain generic loops
+(`Problem._fast = False`):
 same variables, instances, wake lists; same candidates along random trails
 that reach lowerings, and the same behaviour for the decisions after."""
 
@@ -124,6 +126,12 @@ def test_extended_problem_same_as_from_scratch(name):
     assert new.instance_keys() == scratch.instance_keys()
     assert state(new) == state(scratch)
     old = new.root_problem
+    # the fast build takes the root's choice-only clauses as they are (the
+    # same objects under the same numbers); the generic one builds them anew
+    # in the same layout
+    assert new.shared_len == old.shared_len > len(new.instances) // 2
+    assert all(new.instances[j] is old.instances[j] for j in range(0, new.shared_len, 97))
+    assert scratch.shared_len == 0
     slow_new = scratch.new_instances(old)  # by readable keys (not fast)
     assert new.new_instances(old) == slow_new
     assert slow_new  # a lowering adds instances

@@ -18,6 +18,7 @@ from __future__ import annotations
 import gc
 import threading
 import weakref
+from bisect import bisect_left
 from collections import OrderedDict
 from contextlib import contextmanager
 from itertools import chain, groupby
@@ -206,7 +207,7 @@ class Problem:
         self.universe: list = []  # var -> tuple of values (enum names or ints)
         self.index: dict[tuple[str, tuple], tuple[int, bool]] = {}
         self.choice_vars: list[list[int]] = [[] for _ in self.choice_infos]
-        self.init_tables: list[list] = []
+        self.init_tables: list[list] = [[] for _ in self.choice_infos]
         self.instances: list = []
         self.static_clauses: list[int] = []
         self._make_vars()
@@ -266,12 +267,20 @@ class Problem:
     def _make_wake_fast(self) -> None:
         """`_make_wake` without the per-watch tuples: each instance appends
         its id straight to the (variable, mask) group it wakes, groups kept in
-        the order of their first instance as there."""
-        groups: list[dict[int, list]] = [{} for _ in self.keys]
+        the order of their first instance as there. The root keeps its groups
+        as they stand after the instances it shares (`_shared_wake`); an
+        extended problem that shares them starts from those."""
+        root = self.root_problem
+        base = root._shared_wake() if root is not self and self.shared_len else ()
+        start = self.shared_len if base else 0
+        self.guarded[:start] = root.guarded[:start]
+        groups: list[dict[int, list]] = [{m: list(js) for m, js in g} for g in base]
+        groups += [{} for _ in range(len(self.keys) - len(base))]
         static = self._static
         guarded = self.guarded
-        for inst in self.instances:
-            j = inst.id
+        insts = self.instances
+        for j in range(start, len(insts)):
+            inst = insts[j]
             if j in static or getattr(inst, "lazy", False):
                 continue
             if isinstance(inst, Clause):
@@ -308,6 +317,41 @@ class Problem:
                     js.append(j)
         self.wake: list[tuple] = [tuple((m, tuple(js)) for m, js in g.items()) for g in groups]
 
+    def _shared_wake(self) -> list:
+        """The root's wake groups of the instances it shares (`shared_len`):
+        the prefix of each group below it (ids ascend in a group, and groups
+        come in the order of their first id), built once."""
+        got = self.__dict__.get("_shared_groups")
+        if got is None:
+            n = self.shared_len
+            got = self._shared_groups = [
+                tuple((m, js[:bisect_left(js, n)]) for m, js in groups if js[0] < n)
+                for groups in self.wake]
+        return got
+
+    def _root_members_kept(self) -> bool:
+        """Whether every set holds the root kernel's objects in the root's
+        order (a lowering only adds objects), so the root's bindings are the
+        same here and its choice-only clauses hold unchanged."""
+        root = self.root_problem
+        known = root.sets.objects
+        for name, members in self.sets.plain.items():
+            r = self.space.root(name)
+            mine = [i for i, _ in members if (r, i) in known]
+            if mine != [i for i, _ in root.sets.plain.get(name, ())]:
+                return False
+        return True
+
+    def _new_objects(self, g):
+        """A test of the objects of a binding of `g`: whether it names an
+        object the root kernel lacks."""
+        known = self.root_problem.sets.objects
+        fresh = {i for key, i in self.sets.objects if (key, i) not in known}
+        if fresh.isdisjoint(i for _, i in known):  # ids tell old from new alone
+            return fresh.intersection
+        sets = [self.space.root(b.set.name) for b in g.foralls]
+        return lambda t: not all((r, i) in known for r, i in zip(sets, t))
+
     # ------------------------------------------------------------ bindings
     def bindings(self, foralls, precedes=(), env=None, ids=None):
         """Yield (env, ids) for every combination of distinct objects."""
@@ -315,7 +359,9 @@ class Problem:
         ids = {} if ids is None else ids
         yield from self._bind(list(foralls), dict(precedes), env, ids, {})
 
-    def _bind(self, foralls, precedes, env, ids, roots):
+    def _bind(self, foralls, precedes, env, ids, roots, early=None, depth=0):
+        # early[depth]: snippet conditions to test once this variable is
+        # bound; one that holds skips the bindings below (`_generic_clauses`)
         if not foralls:
             yield env, ids
             return
@@ -326,44 +372,64 @@ class Problem:
         limit = None
         if b.var in precedes and precedes[b.var] in ids:
             limit = self.sets.pos[(b.set.name, ids[precedes[b.var]])]
+        checks = early[depth] if early else ()
         for k, (i, o) in enumerate(members):
             if i in taken:
                 continue
             if limit is not None and k >= limit:
                 break
             env2 = {**env, b.var: o}
+            if checks and any(bool(c.snippet(env2)) != c.negated for c in checks):
+                continue
             ids2 = {**ids, b.var: i}
             roots2 = {**roots, b.var: (root, i)}
-            yield from self._bind(rest, precedes, env2, ids2, roots2)
+            yield from self._bind(rest, precedes, env2, ids2, roots2, early, depth + 1)
 
     # ----------------------------------------------------------- variables
     def _make_vars(self) -> None:
+        found: list = []  # per stored variable: (choice, objects, universe, initial domain)
+        at: dict = {}  # (choice name, objects) -> its position in found
+        views: list = []  # mirrored views: (name, objects, the stored objects)
         for ci, c in enumerate(self.choice_infos):
-            table: list = []
-            self.init_tables.append(table)
             for env, ids in self.bindings(c.params, {a: b for a, b in c.precedes}):
                 objs = tuple(ids[b.var] for b in c.params)
-                if c.mirrored:
-                    mirror = (objs[1], objs[0])
-                    if (c.name, mirror) in self.index:
-                        self.index[(c.name, objs)] = (self.index[(c.name, mirror)][0], True)
-                        continue
-                v = len(self.keys)
-                self.keys.append((c.name, objs))
-                self.vc.append(ci)
-                self.choice_vars[ci].append(v)
-                self.vj.append(len(table))
-                self.index[(c.name, objs)] = (v, False)
+                if c.mirrored and (c.name, (objs[1], objs[0])) in at:
+                    views.append((c.name, objs, (objs[1], objs[0])))
+                    continue
+                at[(c.name, objs)] = len(found)
                 if c.kind == "enum":
-                    self.universe.append(c.values)
-                    table.append((1 << len(c.values)) - 1)
+                    found.append((ci, objs, c.values, (1 << len(c.values)) - 1))
                 elif c.kind == "integer":
                     u = self._universe(c, env, objs)
-                    self.universe.append(u)
-                    table.append((1 << len(u)) - 1)
+                    found.append((ci, objs, u, (1 << len(u)) - 1))
                 else:
-                    self.universe.append(())
-                    table.append((-INF, INF))
+                    found.append((ci, objs, (), (-INF, INF)))
+        order: list | range = range(len(found))
+        # An extended problem numbers the root's variables first, as the root
+        # does, so that the root's choice-only clauses, which name variables
+        # by number, serve it unchanged (`_make_instances`); the others follow
+        # in the order found. Both builds (fast and generic) number so.
+        self.root_vars = 0
+        root = self.root_problem
+        if root is not self:
+            pos = [at.get(k) for k in root.keys]
+            if None not in pos and all(found[k][2] == u for k, u in zip(pos, root.universe)):
+                taken = set(pos)
+                order = pos + [k for k in range(len(found)) if k not in taken]
+                self.root_vars = len(pos)
+        for k in order:
+            ci, objs, u, init = found[k]
+            table = self.init_tables[ci]
+            v = len(self.keys)
+            self.keys.append((self.choice_infos[ci].name, objs))
+            self.vc.append(ci)
+            self.choice_vars[ci].append(v)
+            self.vj.append(len(table))
+            self.index[self.keys[-1]] = (v, False)
+            self.universe.append(u)
+            table.append(init)
+        for name, objs, stored in views:
+            self.index[(name, objs)] = (self.index[(name, stored)][0], True)
 
     def _universe(self, c, env, objs) -> tuple:
         raw = c.universe(env)
@@ -385,24 +451,23 @@ class Problem:
 
     # ----------------------------------------------------------- instances
     def _make_instances(self) -> None:
+        """Propagator instances, laid out as: the choice-only clauses (see
+        `_choice_plan`) whose objects are all the root kernel's, then those
+        naming an object a lowering created, then the other constraints'
+        clauses, the counters and the triggers. An extended problem whose
+        root variables and sets are the root's (`root_vars`,
+        `_root_members_kept`) takes the first part from the root as it is,
+        the same instances under the same numbers (`shared_len`), so a
+        lowering builds only what names its new objects and what reads the
+        kernel through snippets (~30k of ~250k instances on matmul)."""
         self._static: set[int] = set()
-        for g in self.space.constraints:
-            label = f"{g.origin}: {g}"
-            plan = self._choice_plan(g) if self._fast else None
-            if plan is not None:
-                self._choice_clauses(g, plan, label)
-                continue
-            for env, ids in self.bindings(g.foralls, g.precedes):
-                lits = []
-                for cond in g.conditions:
-                    got = self._literals(cond, env, ids)
-                    if got is True:
-                        break
-                    lits += got
-                else:
-                    objs = tuple(ids[b.var] for b in g.foralls)
-                    static = len(lits) == 1 and lits[0][0] == MASK
-                    self._add(Clause(lits, label, objs), static)
+        constraints = [(g, f"{g.origin}: {g}") for g in self.space.constraints]
+        plans = [self._choice_plan(g) for g, _ in constraints]
+        self._choice_only_instances([(g, label, plan) for (g, label), plan
+                                     in zip(constraints, plans) if plan is not None])
+        for (g, label), plan in zip(constraints, plans):
+            if plan is None:
+                self._add_all(self._generic_clauses(g, label))
         self.counter_ids: list[int] = []  # the Counter instances (global propagators read them)
         # per Counter instance: its counter statement and each term's object
         # ids (the class counters read the quotient a term iterates over)
@@ -440,6 +505,31 @@ class Problem:
                     lits += got
                 else:
                     self._add(Trigger(lits, (g.index, objs), f"trigger {g.action}", objs))
+
+    def _choice_only_instances(self, choice_only) -> None:
+        """The first two parts of `_make_instances`' layout; `shared_len`."""
+        root = self.root_problem
+        self.shared_len = 0
+        if root is self:
+            for g, label, plan in choice_only:
+                self._add_all(self._plan_clauses(g, label, plan))
+            self.shared_len = len(self.instances)
+            self._shared_static = frozenset(self._static)
+            return
+        if self._fast and root._fast and self.root_vars and self._root_members_kept():
+            self.shared_len = root.shared_len
+            self.instances.extend(root.instances[:root.shared_len])
+            self._static.update(root._shared_static)
+            for g, label, plan in choice_only:
+                self._add_all(self._plan_clauses(g, label, plan, self._new_objects(g)))
+            return
+        new = []  # both parts built here, in the same layout
+        for g, label, plan in choice_only:
+            got, fresh = self._plan_clauses(g, label, plan), self._new_objects(g)
+            self._add_all([c for c in got if not fresh(c.objects)])
+            new.append([c for c in got if fresh(c.objects)])
+        for clauses in new:
+            self._add_all(clauses)
 
     # Constraints whose conditions all name choices (`is` conditions and
     # comparisons of two non-counter choices: the transitivity clauses, most
@@ -507,8 +597,75 @@ class Problem:
             roots.append(root)
         return out
 
-    def _choice_clauses(self, g, plan, label) -> None:
+    def _plan_clauses(self, g, label, plan, keep=None) -> list:
+        """The clauses of a choice-only constraint `g` (of the bindings
+        `keep(objects)` accepts), by `_choice_clauses` or, in the generic
+        build, by the generic loop."""
+        if not self._fast:
+            got = self._generic_clauses(g, label)
+            return got if keep is None else [c for c in got if keep(c.objects)]
         ts = self._id_bindings(g.foralls, g.precedes)
+        if keep is not None:
+            ts = [t for t in ts if keep(t)]
+        return self._choice_clauses(g, plan, label, ts)
+
+    def _generic_clauses(self, g, label) -> list:
+        """The clauses of constraint `g` by the generic loop. The fast build
+        tests the snippets `g` starts with as soon as their variables are
+        bound, in their order, and skips every binding below one that holds
+        (its clause is always true): `"!$i.has_dim($d)" || ...` over
+        instructions and two dimensions then costs a pass over (i, d) and the
+        dimensions of i, not every triple."""
+        early = self._early_snippets(g) if self._fast else None
+        if early:
+            got = self._bind(list(g.foralls), dict(g.precedes), {"fun": self.kernel}, {}, {},
+                             early)
+            conds = g.conditions[sum(map(len, early)):]
+        else:
+            got, conds = self.bindings(g.foralls, g.precedes), g.conditions
+        out = []
+        for env, ids in got:
+            lits = []
+            for cond in conds:
+                got = self._literals(cond, env, ids)
+                if got is True:
+                    break
+                lits += got
+            else:
+                objs = tuple(ids[b.var] for b in g.foralls)
+                out.append(Clause(lits, label, objs))
+        return out
+
+    @staticmethod
+    def _early_snippets(g) -> list | None:
+        """Per variable of `g.foralls`, the snippet conditions `g` starts
+        with that can be tested once it is bound (each after those before
+        it), or None when there are none."""
+        level = {b.var: k for k, b in enumerate(g.foralls)}
+        early: list[list] = [[] for _ in g.foralls]
+        at = 0
+        for cond in g.conditions:
+            if not isinstance(cond, ast.SnippetCond):
+                break
+            names = [n for n in cond.snippet.variables if n != "fun"]
+            if any(n not in level for n in names):
+                break
+            at = max([at] + [level[n] for n in names])
+            early[at].append(cond)
+        return early if any(early) else None
+
+    def _add_all(self, clauses) -> None:
+        """Number and keep `clauses`; a clause of one MASK literal is static
+        (it prunes once, at the root's or a lowering's first fixpoint)."""
+        insts = self.instances
+        n0 = len(insts)
+        for k, inst in enumerate(clauses, n0):
+            inst.id = k
+        insts += clauses
+        self._static.update(inst.id for inst in clauses
+                            if len(inst.lits) == 1 and inst.lits[0][0] == MASK)
+
+    def _choice_clauses(self, g, plan, label, ts) -> list:
         names = [b.var for b in g.foralls]
         index_get = self.index.get
         cols = []
@@ -547,14 +704,7 @@ class Problem:
                     else:
                         col.append((PAIR, v1, v2) + tables)
             cols.append(col)
-        insts = self.instances
-        n0 = len(insts)
-        new = [Clause(lits, label, t) for t, lits in zip(ts, zip(*cols))]
-        for k, inst in enumerate(new, n0):
-            inst.id = k
-        insts += new
-        if len(plan) == 1:
-            self._static.update(inst.id for inst in new if inst.lits[0][0] == MASK)
+        return [Clause(lits, label, t) for t, lits in zip(ts, zip(*cols))]
 
     def _is_literal(self, cond, got):
         """The MASK literal of an `is` condition on the variable `got`
@@ -572,11 +722,9 @@ class Problem:
             mask = self._masks[key] = (cond, m)
         return (MASK, v, mask[1])
 
-    def _add(self, inst, static=False) -> None:
+    def _add(self, inst) -> None:
         inst.id = len(self.instances)
         self.instances.append(inst)
-        if static:
-            self._static.add(inst.id)
 
     def _side(self, x, env, ids):
         if isinstance(x, ast.ChoiceRef):
@@ -724,14 +872,17 @@ class Problem:
             self._instance_keys = got
         return got
 
-    def _instance_sigs(self) -> list:
-        """`instance_keys` flattened, each literal's key replaced by a number
-        that is the same in every problem of one root (cheaper to build, hash
-        and compare): (origin, objects, number, number, ...)."""
-        got = self.__dict__.get("_sigs")
+    def _instance_sigs(self, start: int = 0) -> list:
+        """`instance_keys` of the instances from `start` on, flattened, each
+        literal's key replaced by a number that is the same in every problem
+        of one root (cheaper to build, hash and compare): (origin, objects,
+        number, number, ...)."""
+        cache = self.__dict__.setdefault("_sigs", {})
+        got = cache.get(start)
         if got is None:
             ids = self.root_problem.__dict__.setdefault("_lit_ids", {})
-            lits = [getattr(inst, "lits", ()) for inst in self.instances]
+            insts = self.instances[start:]
+            lits = [getattr(inst, "lits", ()) for inst in insts]
             memo: dict = {}
             for lit in set(chain.from_iterable(lits)):
                 lk = self._lit_key(lit)
@@ -740,7 +891,6 @@ class Problem:
                     k = ids[lk] = len(ids)
                 memo[lit] = k
             num = memo.__getitem__
-            insts = self.instances
             origins = [inst.origin for inst in insts]
             objects = [inst.objects for inst in insts]
             # (origin, objects, literal numbers...) built a run of instances
@@ -752,7 +902,7 @@ class Problem:
                 cols = [map(num, col) for col in zip(*lits[k:k + n])]
                 got += zip(origins[k:k + n], objects[k:k + n], *cols)
                 k += n
-            self._sigs = got
+            cache[start] = got
         return got
 
     def new_instances(self, old: Problem) -> list[int]:
@@ -776,11 +926,15 @@ class Problem:
             if got is not None:  # another thread just computed it
                 return got
             if self._fast and old._fast and old.root_problem is self.root_problem:
-                # signatures numbered once per problem, matched per pair by
-                # sorting: a pair met for the first time (a lowering in a new
-                # order) cost 0.2-0.5 s of dictionary lookups before
+                # the instances both share with the root are the same under
+                # the same numbers; the rest are matched by signature
+                # numbers, sorted (a pair met for the first time, a lowering
+                # in a new order, cost 0.2-0.5 s of dictionary lookups before)
+                p = self.shared_len if self.shared_len == old.shared_len else 0
                 with no_gc():
-                    at = _match(self._sig_numbers(), *old._sig_sorted())
+                    tail = _match(self._sig_numbers(p), *old._sig_sorted(p))
+                at = np.concatenate([np.arange(p, dtype=np.int64),
+                                     np.where(tail >= 0, tail + p, -1)])
             else:
                 where = old.__dict__.get("_key_index")
                 if where is None:
@@ -794,36 +948,41 @@ class Problem:
             cache[old] = got
         return got
 
-    def _sig_numbers(self) -> np.ndarray:
-        """Per instance, a number for its signature (`_instance_sigs`), the
-        same in every problem of one root (call under the root's `_sig_lock`)."""
-        got = self.__dict__.get("_signum")
+    def _sig_numbers(self, start: int = 0) -> np.ndarray:
+        """Per instance from `start` on, a number for its signature
+        (`_instance_sigs`), the same in every problem of one root (call
+        under the root's `_sig_lock`)."""
+        cache = self.__dict__.setdefault("_signum", {})
+        got = cache.get(start)
         if got is None:
             ids = self.root_problem.__dict__.setdefault("_sig_ids", {})
             put = ids.setdefault
-            got = self._signum = np.fromiter(
-                (put(s, len(ids)) for s in self._instance_sigs()), dtype=np.int64,
-                count=len(self.instances))
+            got = cache[start] = np.fromiter(
+                (put(s, len(ids)) for s in self._instance_sigs(start)), dtype=np.int64,
+                count=len(self.instances) - start)
         return got
 
-    def _sig_sorted(self) -> tuple:
-        """(signature numbers sorted, the instance of each), for `_match`."""
-        got = self.__dict__.get("_sigsort")
+    def _sig_sorted(self, start: int = 0) -> tuple:
+        """(signature numbers from `start` on, sorted; the position of each
+        after `start`), for `_match`."""
+        cache = self.__dict__.setdefault("_sigsort", {})
+        got = cache.get(start)
         if got is None:
-            nums = self._sig_numbers()
+            nums = self._sig_numbers(start)
             where = np.argsort(nums, kind="stable")
-            got = self._sigsort = (nums[where], where)
+            got = cache[start] = (nums[where], where)
         return got
 
     def _carries_sat(self) -> bytearray:
         """Per instance: a clause whose satisfaction carries over a lowering,
         all its literals on carried domains (none on a counter: counters
-        restart after a lowering)."""
+        restart after a lowering). The shared choice-only clauses all do."""
         got = self.__dict__.get("_carries")
         if got is None:
-            got = self._carries = bytearray(
+            p = self.shared_len
+            got = self._carries = bytearray(b"\x01" * p) + bytearray(
                 isinstance(inst, Clause) and all(lit[0] != NUM for lit in inst.lits)
-                for inst in self.instances)
+                for inst in self.instances[p:])
         return got
 
     def _lit_key(self, lit):
