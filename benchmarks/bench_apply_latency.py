@@ -33,6 +33,8 @@ def child(args) -> None:
     cold, _ = timed_descents(root, 1, args.seed, order=args.order)
     lat, _ = timed_descents(root, args.descents, args.seed + 1, order=args.order)
     print(json.dumps({"cold_n": len(cold), "cold_p95_ms": pct(cold, .95) * 1e3,
+                      # the first lowerings (problems built at the click)
+                      "cold_slowest_ms": [round(x * 1e3) for x in sorted(cold)[-4:]],
                       "n": len(lat), "p50_ms": pct(lat, .5) * 1e3,
                       "p95_ms": pct(lat, .95) * 1e3}))
 

@@ -49,6 +49,10 @@ def _restrict_last(strong, d):
         return strong.restrict(d.choice, d.objects, d.values)
     except wb.DeadEnd:
         return None
+    except wb.InvalidDecision:
+        if (d.choice, d.objects) not in strong.problem.index:
+            raise
+        return None  # the stronger one pruned the value taken: a dead end it saw sooner
 
 
 def replayed(replay, trail):
