@@ -14,7 +14,7 @@ from contextlib import contextmanager
 import pytest
 
 import workbench as wb
-from workbench.space.problem import Problem
+from workbench.space.problem import Problem, _weight
 from workbench.space.propagators import NUM
 
 KERNELS = {
@@ -132,6 +132,10 @@ def test_extended_problem_same_as_from_scratch(name):
     assert new.shared_len == old.shared_len > len(new.instances) // 2
     assert all(new.instances[j] is old.instances[j] for j in range(0, new.shared_len, 97))
     assert scratch.shared_len == 0
+    # the cache weighs it by what it holds alone (and a tenth of the rest)
+    own = len(new.instances) - new.shared_len
+    assert _weight(new) == own + len(new.instances) // 10 < len(new.instances) // 2
+    assert _weight(old) == len(old.instances) and _weight(scratch) == len(scratch.instances)
     slow_new = scratch.new_instances(old)  # by readable keys (not fast)
     assert new.new_instances(old) == slow_new
     assert slow_new  # a lowering adds instances
