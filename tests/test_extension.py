@@ -149,3 +149,19 @@ def test_extended_problem_same_as_from_scratch(name):
     assert all(new_keys[i] == old_keys[j] for i, j in zip(here, there))
     assert not set(here.tolist()) & set(slow_new)
     assert all(lit[0] != NUM for i in here for lit in new.instances[i].lits)
+
+
+def test_an_extension_that_cannot_share_is_built_whole_the_same(monkeypatch):
+    """Where a lowering changed the root's objects or universes (checked by
+    `_root_members_kept` and the variables' numbering), the fast build
+    builds the root's choice-only clauses anew, in the same layout: the
+    same problem as the one that shares them."""
+    root = wb.Candidate.root(KERNELS["matmul"]())
+    c = wb.Candidate.replay(root.kernel, lowering_trail(root, random.Random(7), lowerings=1))
+    shared = c.problem
+    assert shared.shared_len
+    monkeypatch.setattr(Problem, "_root_members_kept", lambda self: False)
+    whole = Problem(shared.space, shared.kernel, shared.fired, shared.root_problem)
+    assert whole.shared_len == 0 and whole._fast
+    assert state(whole) == state(shared)
+    assert whole.new_instances(shared.root_problem) == shared.new_instances(shared.root_problem)
