@@ -347,13 +347,20 @@ class Problem:
                 return False
         return True
 
+    def _fresh_ids(self) -> set | None:
+        """The ids of the objects the root kernel lacks, when ids alone tell
+        them from the root's (no root object of another set shares one)."""
+        known = self.root_problem.sets.objects
+        fresh = {i for key, i in self.sets.objects if (key, i) not in known}
+        return fresh if fresh.isdisjoint(i for _, i in known) else None
+
     def _new_objects(self, g):
         """A test of the objects of a binding of `g`: whether it names an
         object the root kernel lacks."""
-        known = self.root_problem.sets.objects
-        fresh = {i for key, i in self.sets.objects if (key, i) not in known}
-        if fresh.isdisjoint(i for _, i in known):  # ids tell old from new alone
+        fresh = self._fresh_ids()
+        if fresh is not None:
             return fresh.intersection
+        known = self.root_problem.sets.objects
         sets = [self.space.root(b.set.name) for b in g.foralls]
         return lambda t: not all((r, i) in known for r, i in zip(sets, t))
 
@@ -525,8 +532,13 @@ class Problem:
             self.shared_len = root.shared_len
             self.instances.extend(root.instances[:root.shared_len])
             self._static.update(root._shared_static)
+            fresh = self._fresh_ids()
             for g, label, plan in choice_only:
-                self._add_all(self._plan_clauses(g, label, plan, self._new_objects(g)))
+                if fresh is not None:  # only the bindings that name a new object
+                    ts = self._id_bindings(g.foralls, g.precedes, fresh)
+                    self._add_all(self._choice_clauses(g, plan, label, ts))
+                else:
+                    self._add_all(self._plan_clauses(g, label, plan, self._new_objects(g)))
             return
         new = []  # both parts built here, in the same layout
         for g, label, plan in choice_only:
@@ -574,13 +586,16 @@ class Problem:
             plan.append((cond, getters, {}))
         return plan
 
-    def _id_bindings(self, foralls, precedes) -> list[tuple]:
+    def _id_bindings(self, foralls, precedes, fresh=None) -> list[tuple]:
         """The ids of `bindings(foralls, precedes)` (sets without parameters),
-        in the same order."""
+        in the same order; with `fresh` (a set of ids), only those naming
+        one of them (the last variable of a binding that names none so far
+        takes only fresh ids)."""
         precedes = dict(precedes)
         out: list[tuple] = [()]
         bound: dict[str, int] = {}
         roots: list[str] = []
+        last = len(foralls) - 1
         for k, b in enumerate(foralls):
             root = self.space.root(b.set.name)
             same = [q for q, r in enumerate(roots) if r == root]
@@ -592,6 +607,8 @@ class Problem:
                 mine = ids
                 if before is not None:
                     mine = ids[:pos[(b.set.name, t[before])]]
+                if k == last and fresh is not None and fresh.isdisjoint(t):
+                    mine = [i for i in mine if i in fresh]
                 if same:
                     taken = {t[q] for q in same}
                     nxt += [t + (i,) for i in mine if i not in taken]
