@@ -1,8 +1,8 @@
 """Extended problems built before they are needed.
 
 The first decision that lowers a communication (thesis §3.3.4) builds the
-kernel's extended problem and carries the candidate over to it: 0.5–0.7 s on
-matmul 1024 (1.3–1.7 s before it shared the root's clauses), against ~30 ms
+kernel's extended problem and carries the candidate over to it: 0.45–0.65 s
+on matmul 1024 (1.3–1.8 s before it shared the root's clauses), against ~30 ms
 for a decision once that problem exists. A person
 reading the panels leaves the interpreter idle for seconds, so a background
 thread builds, one at a time, extended problems one lowering away from the
