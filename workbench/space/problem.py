@@ -214,7 +214,6 @@ class Problem:
         self.choice_vars: list[list[int]] = [[] for _ in self.choice_infos]
         self.init_tables: list[list] = [[] for _ in self.choice_infos]
         self.instances: list = []
-        self.static_clauses: list[int] = []
         self._make_vars()
         self._masks: dict = {}  # (condition, mirrored) -> its value mask
         self._make_instances()
@@ -354,10 +353,9 @@ class Problem:
         fresh = {i for key, i in self.sets.objects if (key, i) not in known}
         return fresh if fresh.isdisjoint(i for _, i in known) else None
 
-    def _new_objects(self, g):
+    def _new_objects(self, g, fresh: set | None):
         """A test of the objects of a binding of `g`: whether it names an
-        object the root kernel lacks."""
-        fresh = self._fresh_ids()
+        object the root kernel lacks (`fresh`: `_fresh_ids()`)."""
         if fresh is not None:
             return fresh.intersection
         known = self.root_problem.sets.objects
@@ -528,23 +526,24 @@ class Problem:
             self.shared_len = len(self.instances)
             self._shared_static = frozenset(self._static)
             return
+        fresh = self._fresh_ids()
         if self._fast and root._fast and self.root_vars and self._root_members_kept():
             self.shared_len = root.shared_len
             self.instances.extend(root.instances[:root.shared_len])
             self._static.update(root._shared_static)
-            fresh = self._fresh_ids()
             for g, label, plan in choice_only:
                 if fresh is not None:  # only the bindings that name a new object
                     ts = self._id_bindings(g.foralls, g.precedes, fresh)
                     self._add_all(self._choice_clauses(g, plan, label, ts))
                 else:
-                    self._add_all(self._plan_clauses(g, label, plan, self._new_objects(g)))
+                    self._add_all(self._plan_clauses(g, label, plan,
+                                                     self._new_objects(g, fresh)))
             return
         new = []  # both parts built here, in the same layout
         for g, label, plan in choice_only:
-            got, fresh = self._plan_clauses(g, label, plan), self._new_objects(g)
-            self._add_all([c for c in got if not fresh(c.objects)])
-            new.append([c for c in got if fresh(c.objects)])
+            got, is_new = self._plan_clauses(g, label, plan), self._new_objects(g, fresh)
+            self._add_all([c for c in got if not is_new(c.objects)])
+            new.append([c for c in got if is_new(c.objects)])
         for clauses in new:
             self._add_all(clauses)
 
@@ -640,13 +639,13 @@ class Problem:
         dimensions of i, not every triple."""
         early = self._early_snippets(g) if self._fast else None
         if early:
-            got = self._bind(list(g.foralls), dict(g.precedes), {"fun": self.kernel}, {}, {},
-                             early)
+            binds = self._bind(list(g.foralls), dict(g.precedes), {"fun": self.kernel}, {}, {},
+                               early)
             conds = g.conditions[sum(map(len, early)):]
         else:
-            got, conds = self.bindings(g.foralls, g.precedes), g.conditions
+            binds, conds = self.bindings(g.foralls, g.precedes), g.conditions
         out = []
-        for env, ids in got:
+        for env, ids in binds:
             lits = []
             for cond in conds:
                 got = self._literals(cond, env, ids)
