@@ -5,8 +5,11 @@
 # measures is packed into $OUT/gpu.tgz to unpack over the checkout and commit.
 #   MIN      campaign minutes (default 6)      CAMP_S  its hard limit in s
 #   TEST_S   the GPU tests' limit (60)         OUT     where the results go
-# The campaign comes first (the data); the GPU tests get SIGINT at their
-# limit, so pytest still prints which failed (SIGTERM printed nothing twice).
+#   EXPERT_S the expert matmul's limit (90; 0: skip it)
+#   STAGES, KERNELS, N_CORRECT, N_RANDOM   the campaign's --stages, --kernels, ...
+# The expert matmul (benchmarks/gpu_expert.py) and the campaign come first
+# (the data); the GPU tests get SIGINT at their limit, so pytest still prints
+# which failed (SIGTERM printed nothing twice).
 cd "$(dirname "$0")/.." || exit 9
 OUT=${OUT:-/tmp/gpu_out}; mkdir -p "$OUT"
 exec > >(tee -a "$OUT/log.txt") 2>&1
@@ -20,10 +23,17 @@ if ls .whl/*.whl >/dev/null 2>&1; then
 fi
 export PYTHONUNBUFFERED=1
 python3 -c "import cupy, islpy; print('cupy', cupy.__version__, 'device', cupy.is_available())"
+if [ "${EXPERT_S:-90}" != 0 ]; then
+  el expert
+  timeout -s INT "${EXPERT_S:-90}" python3 benchmarks/gpu_expert.py
+  echo "expert rc=$?"
+fi
 el campaign
 MIN=${MIN:-6}
 timeout -s INT "${CAMP_S:-$(( ${MIN%.*} * 60 + 90 ))}" \
-    python3 -m workbench campaign --backend cuda --minutes "$MIN"
+    python3 -m workbench campaign --backend cuda --minutes "$MIN" \
+    ${STAGES:+--stages "$STAGES"} ${KERNELS:+--kernels "$KERNELS"} \
+    ${N_CORRECT:+--n-correct "$N_CORRECT"} ${N_RANDOM:+--n-random "$N_RANDOM"}
 echo "campaign rc=$?"
 el tests
 # -v: each test's outcome is printed as it ends, so a cut run still names its failures

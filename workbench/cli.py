@@ -353,6 +353,16 @@ def _campaign_args(p) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--workers", type=int, default=None,
                    help="processes drawing candidates (default one per core but one; 0: none)")
+    p.add_argument("--stages", default="",
+                   help="comma-separated measuring stages to run (correctness, random, "
+                        "search; default all; calibration and the report always run)")
+    p.add_argument("--kernels", default="",
+                   help="comma-separated thesis kernels the search stage runs (e.g. "
+                        "'matmul 1024,axpy'; default all of Table 6.2)")
+    p.add_argument("--n-correct", type=int, default=None,
+                   help="random fixed candidates per kernel checked against numpy (50)")
+    p.add_argument("--n-random", type=int, default=None,
+                   help="random implementations timed per kernel (1000)")
     p.add_argument("--draw-only", action="store_true",
                    help="only draw and cache the random candidates (data/campaign/drawn/), "
                         "on any machine, ahead of a GPU session")
@@ -374,6 +384,14 @@ def cmd_campaign(args) -> int:
     opts = {"backend": args.backend, "minutes": args.minutes, "quick": args.quick,
             "seed": args.seed, "workers": args.workers,
             "out": Path(args.out) if args.out else None}
+    split = lambda text: tuple(x.strip() for x in text.split(",") if x.strip())  # noqa: E731
+    if args.stages:
+        opts["stages"] = split(args.stages)
+    if args.kernels:
+        opts["thesis_kernels"] = split(args.kernels)
+    for name in ("n_correct", "n_random"):
+        if getattr(args, name) is not None:
+            opts[name] = getattr(args, name)
     if args.report_only:
         if not args.out:
             raise WorkbenchError("campaign --report-only needs --out (a campaign folder)")

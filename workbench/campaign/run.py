@@ -85,6 +85,11 @@ class CampaignOptions:
     thesis_kernels: tuple = ()  # labels of search.thesis.KERNELS; default: all
     correctness_kernels: tuple = CORRECTNESS_KERNELS  # builders, at SMALL_SIZES
     drawn: Path | None = None  # cache of drawn trails; default data/campaign/drawn/
+    stages: tuple = ()  # measuring stages to run (of SHARES); default all (calibration and
+    # the report always run)
+
+    def wants(self, stage: str) -> bool:
+        return not self.stages or stage in self.stages
 
     def __post_init__(self):
         if self.quick:  # every stage, the fewest candidates that exercise it (unless given)
@@ -127,7 +132,7 @@ class Campaign:
     def stage_deadline(self, stage: str) -> float:
         """This stage's share of the time left (report reserve kept aside)."""
         later = [s for s in SHARES if STAGES.index(s) >= STAGES.index(stage)
-                 and not self.done(s)]
+                 and not self.done(s) and self.options.wants(s)]
         # the report's time: seconds for a few thousand records; a short
         # campaign (the few minutes a lent GPU has left) keeps less aside
         reserve = 5.0 if self.options.quick else min(45.0, 6.0 * self.options.minutes)
@@ -579,6 +584,15 @@ def run_campaign(options: CampaignOptions | None = None, **changes) -> dict:
     """Run (or resume) the campaign; returns the report's summary (also in
     `<out>/summary.json`)."""
     o = dataclasses.replace(options or CampaignOptions(), **changes)
+    unknown = set(o.stages) - set(SHARES)
+    if unknown:
+        raise WorkbenchError(f"campaign: unknown stage(s) {sorted(unknown)}; "
+                             f"choose among {list(SHARES)}")
+    from ..search.thesis import KERNELS
+    unknown = set(o.thesis_kernels) - set(KERNELS)
+    if unknown:
+        raise WorkbenchError(f"campaign: unknown thesis kernel(s) {sorted(unknown)}; "
+                             f"choose among {list(KERNELS)}")
     be = _backend(o.backend)
     out = Path(o.out) if o.out else default_out(be)
     out.mkdir(parents=True, exist_ok=True)
@@ -597,18 +611,18 @@ def run_campaign(options: CampaignOptions | None = None, **changes) -> dict:
     sizes = {k: SMALL_SIZES[k] for k in o.correctness_kernels}
     pool = _pool(0 if o.quick and o.workers is None else o.workers)
     try:
-        if not camp.done("calibration"):
+        if not camp.done("calibration"):  # every bound needs the table
             _guarded(camp, "calibration", stage_calibration, camp)
-        if not camp.done("correctness"):
+        if not camp.done("correctness") and o.wants("correctness"):
             _guarded(camp, "correctness", stage_draw_and_measure, camp, "correctness",
                      {k: (k, s) for k, s in sizes.items()}, o.n_correct, pool)
-        if not camp.done("random"):
+        if not camp.done("random") and o.wants("random"):
             _guarded(camp, "random", stage_draw_and_measure, camp, "random",
                      QUICK_RANDOM if o.quick else RANDOM_KERNELS, o.n_random, pool)
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
-    if not camp.done("search"):
+    if not camp.done("search") and o.wants("search"):
         _guarded(camp, "search", stage_search, camp)
     summary = stage_report(camp)
     summary["out"] = str(out)
