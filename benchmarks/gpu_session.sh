@@ -35,6 +35,8 @@ timeout -s INT "${CAMP_S:-$(( ${MIN%.*} * 60 + 90 ))}" \
     ${STAGES:+--stages "$STAGES"} ${KERNELS:+--kernels "$KERNELS"} \
     ${N_CORRECT:+--n-correct "$N_CORRECT"} ${N_RANDOM:+--n-random "$N_RANDOM"}
 echo "campaign rc=$?"
+pack() { tar czf "$OUT/gpu.tgz" data/gpu data/targets data/campaign/drawn 2>/dev/null; }
+pack  # the data so far comes back even if the tests are cut by the lease
 el tests
 # -v: each test's outcome is printed as it ends, so a cut run still names its failures
 timeout -s INT "${TEST_S:-60}" python3 -m pytest -p no:cacheprovider -n 4 -v --tb=short -rfs \
@@ -42,5 +44,5 @@ timeout -s INT "${TEST_S:-60}" python3 -m pytest -p no:cacheprovider -n 4 -v --t
     -k "gpu or cuda" > "$OUT/pytest.txt" 2>&1
 echo "pytest rc=$?"; grep -E "passed|failed|FAILED|Error" "$OUT/pytest.txt" | tail -30
 el pack
-tar czf "$OUT/gpu.tgz" data/gpu data/targets data/campaign/drawn 2>/dev/null
+pack
 el done
