@@ -49,6 +49,31 @@ def test_compile_error_and_wrong_result_are_statuses(tmp_path, monkeypatch):
     assert list(store.load()["status"]) == ["compile_error", "wrong_result", "ok"]
 
 
+def test_a_run_its_bound_proves_too_long_is_not_run(tmp_path):
+    """A backend with a first-run limit (the GPU's) is not handed a candidate
+    whose bound is past it: a timeout status saying why, the others run."""
+    from workbench.runtime import get_backend
+    cands = _matmul_cands(3)
+    be = get_backend("cpu")
+    got = []
+    real = be.run
+
+    def spy(kernel, run, **kw):
+        got.append(len(run))
+        return real(kernel, run, **kw)
+    be.run = spy
+    lows = sorted(wb.bound(c, be.target).value_ns for c in cands)
+    be.first_run_limit_s = (lows[0] + lows[1]) / 2 / 1e9  # only the lowest bound fits
+    recs = evaluate(cands, be, store=tmp_path / "r.jsonl")
+    assert got == [1]
+    fits = [r["bound_ns"] <= be.first_run_limit_s * 1e9 for r in recs]
+    assert sorted(fits) == [False, False, True]
+    for r, ok in zip(recs, fits, strict=True):
+        assert r["status"] == ("ok" if ok else "timeout"), r["message"]
+        assert ok or ("not run: its bound" in r["message"] and not r["times_ns"])
+    assert recs[0]["reference_median_ns"] > 0  # the reference still ran
+
+
 def test_cuda_without_gpu_is_no_device(tmp_path):
     from workbench.runtime.cuda import _cupy
     if _cupy() is not None:

@@ -49,15 +49,27 @@ def evaluate(cands, backend="cpu", store: RecordStore | str | None = "default",
         raise WorkbenchError("evaluate() takes candidates of one kernel per call")
     be = get_backend(backend) if isinstance(backend, str) else backend
     samples = max(MIN_SAMPLES, samples)
-    results, reference = be.run(kernel, cands, samples=samples, timeout_s=timeout_s, seed=seed)
-    now = _dt.datetime.now(_dt.timezone.utc).isoformat()  # one time for the batch
-    records = []
-    for cand, m in zip(cands, results, strict=True):  # one measurement per candidate
+    bounds = []
+    for cand in cands:
         try:
             b = bound(cand, getattr(be, "bound_target", be.target))
-            bound_ns, bound_reason = b.value_ns, b.justification.text
+            bounds.append((b.value_ns, b.justification.text))
         except WorkbenchError as exc:
-            bound_ns, bound_reason = None, f"no bound: {exc}"
+            bounds.append((None, f"no bound: {exc}"))
+    # a run the bound proves longer than the backend's first-run limit would
+    # only be killed at that limit (a GPU kernel cannot be interrupted): not run
+    limit_s = getattr(be, "first_run_limit_s", None)
+    hopeless = {i for i, (b, _) in enumerate(bounds)
+                if limit_s is not None and b is not None and b > limit_s * 1e9}
+    run = [c for i, c in enumerate(cands) if i not in hopeless]
+    ran, reference = be.run(kernel, run, samples=samples, timeout_s=timeout_s, seed=seed)
+    ran = iter(ran)
+    results = [Measurement("timeout", message=f"not run: its bound ({bounds[i][0] / 1e9:.3g} s)"
+                           f" is past the {limit_s:g} s a first run may take")
+               if i in hopeless else next(ran) for i in range(len(cands))]
+    now = _dt.datetime.now(_dt.timezone.utc).isoformat()  # one time for the batch
+    records = []
+    for cand, m, (bound_ns, bound_reason) in zip(cands, results, bounds, strict=True):
         records.append(_record(
             kernel, be, reference, now, trail=[d.to_dict() for d in cand.trail],
             digest=cand.digest(), status=m.status, message=m.message[-2000:],

@@ -209,6 +209,11 @@ class Search:
             from ..runtime.evaluator import evaluate
             root = self.start.problem.root_problem
             cand = Candidate.replay(root.kernel, out.trail, self.space)
+            # the best may have improved since the rollout was sent (the GPU
+            # measures one at a time while every worker rolls out)
+            if self._bound(cand) >= self.best_ns:  # a rollout's end, not the node's subtree
+                self.cuts["model"] += 1
+                return
             rec = evaluate([cand], self.backend, store=None, samples=self.samples,
                            timeout_s=self.timeout_s)[0]
         leaf = path[-1]
