@@ -302,12 +302,13 @@ def test_cli_campaign_without_gpu():
 
 
 @pytest.mark.gpu
-def test_campaign_on_gpu(tmp_path):
+def test_campaign_on_gpu(tmp_path, monkeypatch):
     """With a GPU: calibration, correctness and a few random implementations
     (the full campaign is `make gpu`)."""
     from workbench.runtime.cuda import cupy_module
     if cupy_module() is None:
         pytest.skip("no GPU: cupy is missing or cupy.is_available() is false")
+    monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path / "data"))  # its calibration too
     s = run_campaign(backend="cuda", out=tmp_path / "gpu", minutes=3, n_correct=2, n_random=4,
                      thesis_kernels=("matmul 256",), search_budget=4)
     assert s["soundness"]["records"] > 0
