@@ -342,3 +342,32 @@ def test_calibrate_runs_end_to_end_with_a_stand_in(tmp_path, monkeypatch):
     assert raw["model"]["latency"]["load_l2"] == pytest.approx(1000 / 4096 * 0.95, abs=0.01)
     hw = hardware(wb.target.load_target(str(path)))
     assert hw.ns(hw.launch_floor_cycles) == pytest.approx(3200)
+
+
+def test_time_launches_warms_up_a_short_kernel_longer():
+    """A short launch is warmed up several times (clocks settle over a few
+    ms), a long one once; then exactly `samples` timed launches (a stand-in
+    for CuPy, so this runs without a GPU)."""
+    import time as _time
+    from types import SimpleNamespace
+
+    from workbench.runtime.cuda import WARMUP_MAX, time_launches
+
+    class Event:
+        def record(self):
+            self.t = _time.perf_counter()
+
+        def synchronize(self):
+            pass
+    cuda = SimpleNamespace(Event=Event, Device=lambda: SimpleNamespace(synchronize=lambda: None),
+                           get_elapsed_time=lambda a, b: (b.t - a.t) * 1e3)
+    cp = SimpleNamespace(cuda=cuda)
+    flush = SimpleNamespace(fill=lambda v: None)
+    for pause, warmups in ((0.0, WARMUP_MAX), (0.01, 1)):
+        calls = []
+
+        def launch(pause=pause, calls=calls):
+            calls.append(1)
+            _time.sleep(pause)
+        times = time_launches(cp, launch, flush, 4)
+        assert len(times) == 4 and len(calls) == warmups + 4

@@ -239,6 +239,9 @@ class CudaBackend:
         return Reference(name, self._time(lambda: kernel.baseline(dev, cp), flush, samples))
 
 
+WARMUP_S, WARMUP_MAX = 0.005, 20  # warm-up launches: until 5 ms have passed, at most 20
+
+
 def flush_buffer(cp, l2_bytes: int):
     """Floats to overwrite before each timed launch: twice the L2, so that
     nothing a kernel reads is still cached (`time_launches`)."""
@@ -252,8 +255,15 @@ def time_launches(cp, launch, flush, samples: int) -> list:
     host queues the launch, so the host's part of a launch is not timed.
     The calibration times its empty kernel the same way (`empty_kernel_s`)."""
     times = []
-    launch()  # warm-up
-    cp.cuda.Device().synchronize()
+    # warm-up: one launch loads the module and the handles, but a 10 µs
+    # kernel needs a few ms of work before the clocks settle (the H200's
+    # cuBLAS matmul 256 read 196, 85, 62 µs ... 9 µs after a single one)
+    t_end = time.perf_counter() + WARMUP_S
+    for _ in range(WARMUP_MAX):
+        launch()
+        cp.cuda.Device().synchronize()
+        if time.perf_counter() >= t_end:
+            break
     for _ in range(samples):
         flush.fill(0)
         start, stop = cp.cuda.Event(), cp.cuda.Event()
