@@ -26,7 +26,7 @@ COUNTEREXAMPLES = {("random", "matmul 256", 9), ("random", "matmul 256", 2),
 
 def _rows():
     rows = []
-    for path in sorted((DATA / "gpu").glob("nvidia_h200*/records.jsonl")):
+    for path in sorted((DATA / "gpu").glob("nvidia_h200*/*.jsonl")):  # records, expert
         rows += [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
     return measured(rows)
 
