@@ -313,3 +313,21 @@ def test_campaign_on_gpu(tmp_path, monkeypatch):
                      thesis_kernels=("matmul 256",), search_budget=4)
     assert s["soundness"]["records"] > 0
     assert all(c.get("ok") for c in s["correctness"].values())
+
+
+def test_only_the_stages_and_kernels_asked_for(tmp_path):
+    """`--stages search --kernels axpy`: calibration, that one search and
+    the report; the other measuring stages are not run. Unknown names are
+    errors that list the choices, before anything runs."""
+    out = tmp_path / "c"
+    s = run_campaign(backend="cpu", quick=True, out=out, minutes=2, stages=("search",),
+                     thesis_kernels=("axpy",))
+    assert s["stages"] == {"calibration": "done", "search": "done", "report": "done"}
+    rows = [json.loads(x) for x in (out / "records.jsonl").read_text().splitlines()]
+    assert rows and all((r.get("search") or {}).get("id", "").startswith("campaign-axpy")
+                        for r in rows)
+    for bad, said in (({"stages": ("serch",)}, "unknown stage"),
+                      ({"thesis_kernels": ("matmul 2",)}, "unknown thesis kernel")):
+        with pytest.raises(wb.WorkbenchError, match=said):
+            run_campaign(backend="cpu", quick=True, out=tmp_path / "x", **bad)
+    assert not (tmp_path / "x").exists()
