@@ -146,6 +146,18 @@ def test_search_from_a_forced_candidate(tmp_path):
     assert out["best_ns"] == min(r["median_ns"] for r in rows)
 
 
+def test_a_candidate_bounded_past_the_time_limit_is_not_measured():
+    """A rollout whose end the bound proves slower than the time limit would
+    only be a `timeout` (no time for the search): cut, never measured."""
+    from workbench.search.simulate import hopeless
+    assert hopeless(5.0, 4.0, None) and hopeless(4.0, 4.0, None)
+    assert not hopeless(3.0, 4.0, None) and not hopeless(3.0, float("inf"), 1.0)
+    assert hopeless(3.0, float("inf"), 2e-9)
+    s = Search(_root(), "cpu", budget=3, time_s=3, workers=0, store=None, timeout_s=1e-12)
+    out = s.run()
+    assert out["evaluations"] == 0 and s.failures["model"] > 0
+
+
 def test_model_cuts_children_that_cannot_beat_the_best(tmp_path):
     s = Search(_root(), "cpu", budget=1, workers=0, store=None)
     s._expand(s.root)

@@ -27,7 +27,7 @@ from ..candidate import Candidate, Choice
 from ..errors import WorkbenchError
 from ..orders import choice_order, open_choice, order_spec
 from ..runtime.records import RecordStore
-from .simulate import Task, backend_for, bound_target, register_root, simulate
+from .simulate import Task, backend_for, bound_target, hopeless, register_root, simulate
 from .tree import CAUSES, Node, expand, model_weights, tree_policy, weighted_pick
 from .workers import InlineExecutor, executor
 
@@ -210,9 +210,10 @@ class Search:
             root = self.start.problem.root_problem
             cand = Candidate.replay(root.kernel, out.trail, self.space)
             # the best may have improved since the rollout was sent (the GPU
-            # measures one at a time while every worker rolls out)
-            if self._bound(cand) >= self.best_ns:  # a rollout's end, not the node's subtree
-                self.cuts["model"] += 1
+            # measures one at a time while every worker rolls out); and a
+            # candidate bounded past the time limit could only time out
+            if hopeless(self._bound(cand), self.best_ns, self.timeout_s):
+                self.cuts["model"] += 1  # a rollout's end, not the node's subtree
                 return
             rec = evaluate([cand], self.backend, store=None, samples=self.samples,
                            timeout_s=self.timeout_s)[0]

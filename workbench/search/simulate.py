@@ -97,6 +97,13 @@ class Outcome:
     eval_s: float = 0.0
 
 
+def hopeless(bound_ns: float, best_ns: float, timeout_s: float | None) -> bool:
+    """Whether measuring a fixed candidate cannot help a search: its bound
+    is at or past the best time found, or past the time limit (its first run
+    would be a `timeout`, which gives the search no time)."""
+    return bound_ns >= best_ns or (timeout_s is not None and bound_ns > timeout_s * 1e9)
+
+
 def _replayed(task: Task) -> tuple:
     """The task's candidate (its trail replayed on this process's root) and
     its backend."""
@@ -139,6 +146,8 @@ def simulate(task: Task) -> Outcome:
         fixed, cause, depth, dead = d.candidate, d.cause, d.depth, dead + d.retries
         if fixed is not None:
             break
+    if fixed is not None and hopeless(bound_fn(fixed), best, task.timeout_s):
+        fixed, cause = None, "model"
     if fixed is None:
         return Outcome(cause, depth, dead, worker=_worker(), rollout_s=time.perf_counter() - t0)
     rollout_s = time.perf_counter() - t0
@@ -156,5 +165,5 @@ def evaluate_trail(task: Task) -> Outcome:
     return Outcome(trail=task.trail, record=rec, worker=_worker(), eval_s=seconds)
 
 
-__all__ = ["Outcome", "Task", "backend_for", "evaluate_trail", "register_root", "root_for",
-           "simulate"]
+__all__ = ["Outcome", "Task", "backend_for", "evaluate_trail", "hopeless", "register_root",
+           "root_for", "simulate"]
