@@ -17,7 +17,7 @@ def main(conn) -> None:
 
 
 def _job(job, send) -> None:
-    _, gens, *_ = job
+    _, gens, *_, pre = job  # pre: name -> a prebuilt cubin (CudaBackend.prebuild)
     for i, g in enumerate(gens):
         send(("start", i))
         if isinstance(g, str):  # not generated: as run_generated says it
@@ -31,7 +31,7 @@ def _job(job, send) -> None:
             send(("result", i, Measurement("launch_error", message="illegal address")))
             continue
         send(("result", i, Measurement("ok", [1000.0], verified=True,
-                                       extra={"pid": os.getpid()})))
+                                       extra={"pid": os.getpid(), "prebuilt": g.name in pre})))
     if any(not isinstance(g, str) and g.cuda == "REFDIE" for g in gens):
         os._exit(4)  # dies timing the reference, after every candidate's result
     send(("end", Reference("fake", [500.0])))

@@ -249,6 +249,35 @@ def test_cpu_blocks_in_parallel(tmp_path):
         CpuBackend(threads=0)
 
 
+def test_a_search_worker_prebuilds_what_the_gpu_then_only_loads(tmp_path):
+    """A search worker compiles its rollout's CUDA (`prebuild`: cubin bytes
+    and ptxas facts) while the GPU measures one at a time; the backend uses
+    it only for the very same code, and a kernel nvcc refused stays its
+    message. No GPU needed: nvcc compiles for sm_90 here."""
+    from workbench.codegen import Generated, generate
+    from workbench.codegen.compile import nvcc_path
+    from workbench.runtime.cuda import CudaBackend, _matching, unpack_prebuilt
+    if nvcc_path() is None:
+        pytest.skip("nvcc is not on PATH")
+    cand = _matmul_cands(1)[0]
+    be = CudaBackend()
+    if be.cp is None:
+        assert be.prebuild(cand) is None  # no device: no architecture to build for
+        be.arch = "sm_90"
+    p = be.prebuild(cand)
+    g = generate(cand, "wb_0")
+    assert p["cuda"] == g.cuda and p["cubin"][:4] == b"\x7fELF"
+    assert p["facts"]["registers"] > 0
+    gens = [Generated("wb_0", g.cuda, "", {}, None), Generated("wb_1", "other", "", {}, None),
+            "could not generate", Generated("wb_3", "bad", "", {}, None)]
+    pre = _matching(gens, [p, p, p, {"cuda": "bad", "error": "nvcc: no"}])
+    assert set(pre) == {"wb_0", "wb_3"} and pre["wb_3"] == "nvcc: no"
+    built = unpack_prebuilt(pre, str(tmp_path))
+    path, facts = built["wb_0"]
+    assert path.read_bytes() == p["cubin"] and facts == p["facts"]
+    assert built["wb_3"] == "nvcc: no"
+
+
 def test_cuda_child_deadline_kills_and_goes_on():
     """A CUDA kernel cannot be interrupted: the backend measures in a child
     process and kills it when a candidate's first run outlasts its limit.
@@ -289,6 +318,15 @@ def test_cuda_child_deadline_kills_and_goes_on():
     assert [m.status for m in res] == ["ok", "launch_error", "ok", "ok"]
     assert res[0].extra["pid"] != res[2].extra["pid"] == res[3].extra["pid"]
     assert ref is not None  # asked again of a new child
+    # prebuilt cubins reach the child, again after it was replaced
+    gens = [Generated(f"wb_{i}", code, "", {}, None) for i, code in enumerate(["ok", "HANG", "ok"])]
+    try:
+        res, _ = _in_child(be, {"builder": "axpy", "n": 64}, gens, samples=1, timeout_s=0.01,
+                           seed=0, pre={"wb_2": (b"cubin", {})})
+    finally:
+        _kill(be)
+    assert [m.status for m in res] == ["ok", "timeout", "ok"]
+    assert [res[0].extra["prebuilt"], res[2].extra["prebuilt"]] == [False, True]
     assert time.monotonic() - t0 < 60
 
 

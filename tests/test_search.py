@@ -158,6 +158,29 @@ def test_a_candidate_bounded_past_the_time_limit_is_not_measured():
     assert out["evaluations"] == 0 and s.failures["model"] > 0
 
 
+def test_a_gpu_search_measures_what_its_workers_compiled(monkeypatch):
+    """On the cuda backend the workers roll out and compile (`prebuild`);
+    the GPU, one at a time here, gets each rollout's compiled kernel with its
+    candidate (a stand-in backend: no GPU needed)."""
+    from workbench.runtime.backend import Measurement, Reference
+    from workbench.runtime.cuda import CudaBackend
+    seen = []
+
+    def prebuild(self, cand, name="wb_0"):
+        return {"cuda": "code", "digest": cand.digest()}
+
+    def run(self, kernel, cands, samples, timeout_s, seed, prebuilt=None):
+        seen.append((prebuilt, [c.digest() for c in cands]))
+        return ([Measurement("ok", [1e9] * samples, verified=True) for _ in cands],
+                Reference("stand-in", [1.0]))
+    monkeypatch.setattr(CudaBackend, "prebuild", prebuild)
+    monkeypatch.setattr(CudaBackend, "run", run)
+    out = Search(_root(), "cuda", budget=3, workers=0, store=None, seed=1).run()
+    assert out["evaluations"] == 3 and len(seen) == 3
+    for prebuilt, digests in seen:
+        assert [p["digest"] for p in prebuilt] == digests
+
+
 def test_model_cuts_children_that_cannot_beat_the_best(tmp_path):
     s = Search(_root(), "cpu", budget=1, workers=0, store=None)
     s._expand(s.root)

@@ -14,6 +14,7 @@ import os
 import shutil
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -64,6 +65,7 @@ class CudaBackend:
         self._child = None  # (process, connection) of the measuring child
         self.cp = cupy_module()
         self.device, self.driver, self.target = "none", "", "h200"
+        self.arch: str | None = None  # ptxas's architecture: the device's
         self._cubins: dict = {}  # cubin path -> loaded module
         if self.cp is not None:
             props = self.cp.cuda.runtime.getDeviceProperties(0)
@@ -71,6 +73,7 @@ class CudaBackend:
             self.driver = str(self.cp.cuda.runtime.driverGetVersion())
             self.l2_bytes = int(props.get("l2CacheSize", 50 << 20))
             self.target = _target_for(self.device)
+            self.arch = f"sm_{props['major']}{props['minor']}"
 
     def versions(self) -> dict:
         if self.cp is None:
@@ -78,7 +81,29 @@ class CudaBackend:
         return {"cupy": self.cp.__version__,
                 "cuda_runtime": str(self.cp.cuda.runtime.runtimeGetVersion())}
 
-    def run(self, kernel, cands, samples: int, timeout_s: float, seed: int):
+    def prebuild(self, cand, name: str = "wb_0") -> dict | None:
+        """Compile a fixed candidate's CUDA for this device, where it is
+        drawn (a search worker: many compile while the GPU measures one at a
+        time): {"cuda", "cubin" (bytes), "facts"} or {"cuda", "error"}; None
+        without nvcc or a device. `run(..., prebuilt=...)` uses it when the
+        code it generates is the same text, and compiles it otherwise."""
+        if self.arch is None or nvcc_path() is None:
+            return None
+        try:
+            g = generate(cand, name)
+        except WorkbenchError:
+            return None  # run() records it
+        with tempfile.TemporaryDirectory(prefix="wb_pre_") as d:
+            try:
+                rep = ptxas_report([g], self.arch, workdir=d, jobs=1, timeout_s=NVCC_TIMEOUT_S)
+            except (CompileError, OSError):
+                return None
+            if name in rep.cubins:
+                return {"cuda": g.cuda, "cubin": Path(rep.cubins[name]).read_bytes(),
+                        "facts": rep.facts.get(name)}
+            return {"cuda": g.cuda, "error": rep.errors.get(name, "nvcc gave no cubin")}
+
+    def run(self, kernel, cands, samples: int, timeout_s: float, seed: int, prebuilt=None):
         """Measure fixed candidates of `kernel`. Their CUDA is generated here;
         compiling, running and timing happen in a child process (`isolate`,
         for a kernel that `build_kernel` rebuilds from its spec), which a
@@ -95,18 +120,20 @@ class CudaBackend:
                 gens.append(Generated(g.name, g.cuda, "", g.launch, None))  # picklable
             except WorkbenchError as exc:
                 gens.append(str(exc))
+        pre = _matching(gens, prebuilt)
         spec = _rebuildable(kernel)
         if self.isolate and spec is not None:
-            return _in_child(self, spec, gens, samples, timeout_s, seed)
-        return self.run_generated(kernel, gens, samples, timeout_s, seed)
+            return _in_child(self, spec, gens, samples, timeout_s, seed, pre)
+        return self.run_generated(kernel, gens, samples, timeout_s, seed, prebuilt=pre)
 
     def run_generated(self, kernel, gens, samples, timeout_s, seed, report=None,
-                      workdir=None):
+                      workdir=None, prebuilt=None):
         """Compile, check and time generated kernels (`Generated`, or the
         message of one that could not be generated) in this process, then the
         reference; `report(event, ...)` hears ("start", i) before a candidate
         and ("result", i, measurement) after it. The cubins go to `workdir`
-        (default: a temporary folder removed at the end)."""
+        (default: a temporary folder removed at the end); `prebuilt` (name ->
+        cubin bytes and ptxas facts, or nvcc's message) are not compiled again."""
         cp = self.cp
         inputs = kernel.make_inputs(np.random.default_rng(seed))
         expected = kernel.reference(inputs)
@@ -115,7 +142,10 @@ class CudaBackend:
         flush = flush_buffer(cp, self.l2_bytes)
         results = []
         with tempfile.TemporaryDirectory(prefix="wb_cubin_") as own:  # cubins, until loaded
-            built = self._prebuild([g for g in gens if not isinstance(g, str)], workdir or own)
+            pre = prebuilt or {}
+            built = self._prebuild([g for g in gens if not isinstance(g, str)
+                                    and g.name not in pre], workdir or own)
+            built.update(unpack_prebuilt(pre, workdir or own))
             for i, g in enumerate(gens):
                 if report:
                     report("start", i)
@@ -239,6 +269,31 @@ class CudaBackend:
         return Reference(name, self._time(lambda: kernel.baseline(dev, cp), flush, samples))
 
 
+def _matching(gens, prebuilt) -> dict:
+    """name -> (cubin bytes, facts) or nvcc's message, for each generated
+    kernel whose prebuilt code (`CudaBackend.prebuild`) is the same text."""
+    out: dict = {}
+    for g, p in zip(gens, prebuilt or (), strict=False):
+        if p is None or isinstance(g, str) or p.get("cuda") != g.cuda:
+            continue
+        out[g.name] = p["error"] if "error" in p else (p["cubin"], p.get("facts"))
+    return out
+
+
+def unpack_prebuilt(pre: dict, workdir: str) -> dict:
+    """`_prebuild`'s form (name -> (cubin path, facts) or nvcc's message)
+    of prebuilt kernels, their cubins written to `workdir`."""
+    out: dict = {}
+    for name, got in pre.items():
+        if isinstance(got, str):
+            out[name] = got
+            continue
+        path = Path(workdir) / f"pre_{name}.cubin"
+        path.write_bytes(got[0])
+        out[name] = (path, got[1])
+    return out
+
+
 WARMUP_S, WARMUP_MAX = 0.005, 20  # warm-up launches: until 5 ms have passed, at most 20
 
 
@@ -308,16 +363,17 @@ def serve(conn, run_job) -> None:
 
 def _child_main(conn) -> None:
     """The measuring process: jobs (kernel spec, gens, samples, timeout_s,
-    seed, cubin folder) in, events out."""
+    seed, cubin folder, prebuilt cubins) in, events out."""
     from ..kernels import from_spec
     be = CudaBackend(isolate=False)
 
     def run_job(job, send):
-        spec, gens, samples, timeout_s, seed, workdir = job
+        spec, gens, samples, timeout_s, seed, workdir, pre = job
         try:
             kernel = from_spec(spec)
             _, ref = be.run_generated(kernel, gens, samples, timeout_s, seed,
-                                      report=lambda *ev: send(ev), workdir=workdir)
+                                      report=lambda *ev: send(ev), workdir=workdir,
+                                      prebuilt=pre)
             send(("end", ref))
         except Exception as exc:  # noqa: BLE001 - said to the parent, which records it
             send(("error", f"{type(exc).__name__}: {exc}"))
@@ -375,7 +431,7 @@ def _fill_missing(results, todo, why) -> None:
             results[j] = Measurement("launch_error", message=why)
 
 
-def _in_child(be, spec, gens, samples, timeout_s, seed):
+def _in_child(be, spec, gens, samples, timeout_s, seed, pre=None):
     """Run the batch in the child. A candidate past its deadline, or one the
     child died on, is recorded and the child replaced for the rest; so is a
     launch error (it may leave the CUDA context broken for what follows).
@@ -397,7 +453,8 @@ def _in_child(be, spec, gens, samples, timeout_s, seed):
             todo = [i for i, r in enumerate(results) if r is None]
             ref_tries += not todo  # only the reference is missing: a last candidate was killed
             proc, conn = _child(be)
-            conn.send((spec, [gens[i] for i in todo], samples, timeout_s, seed, workdir))
+            conn.send((spec, [gens[i] for i in todo], samples, timeout_s, seed, workdir,
+                       pre or {}))
             current, t_start = None, time.monotonic()
             deadline = t_start + start_allowance
             while True:

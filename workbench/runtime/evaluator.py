@@ -34,11 +34,12 @@ MIN_SAMPLES = 10
 
 
 def evaluate(cands, backend="cpu", store: RecordStore | str | None = "default",
-             samples: int = MIN_SAMPLES, timeout_s: float = 10.0, seed: int = 0
-             ) -> list[Record]:
+             samples: int = MIN_SAMPLES, timeout_s: float = 10.0, seed: int = 0,
+             prebuilt: list | None = None) -> list[Record]:
     """Evaluate fixed candidates of one kernel on `backend` (a registered
     name or a Backend); returns the records, appended to `store` unless it
-    is None."""
+    is None. `prebuilt`: per candidate, what the backend's `prebuild` made
+    of it elsewhere (or None), for a backend that takes it."""
     cands = list(cands)
     if not cands:
         return []
@@ -62,7 +63,10 @@ def evaluate(cands, backend="cpu", store: RecordStore | str | None = "default",
     hopeless = {i for i, (b, _) in enumerate(bounds)
                 if limit_s is not None and b is not None and b > limit_s * 1e9}
     run = [c for i, c in enumerate(cands) if i not in hopeless]
-    ran, reference = be.run(kernel, run, samples=samples, timeout_s=timeout_s, seed=seed)
+    more = {}
+    if prebuilt is not None:
+        more["prebuilt"] = [p for i, p in enumerate(prebuilt) if i not in hopeless]
+    ran, reference = be.run(kernel, run, samples=samples, timeout_s=timeout_s, seed=seed, **more)
     ran = iter(ran)
     results = [Measurement("timeout", message=f"not run: its bound ({bounds[i][0] / 1e9:.3g} s)"
                            f" is past the {limit_s:g} s a first run may take")

@@ -216,7 +216,8 @@ class Search:
                 self.cuts["model"] += 1  # a rollout's end, not the node's subtree
                 return
             rec = evaluate([cand], self.backend, store=None, samples=self.samples,
-                           timeout_s=self.timeout_s)[0]
+                           timeout_s=self.timeout_s,
+                           prebuilt=None if out.built is None else [out.built])[0]
         leaf = path[-1]
         rec = rec.with_search({  # the search's fields: see Record
             "id": self.search_id, "n": self.evaluations, "policy": self.policy.name,

@@ -92,6 +92,7 @@ class Outcome:
     dead_ends: int = 0
     trail: list | None = None
     record: Record | None = None
+    built: dict | None = None  # unmeasured: the backend's `prebuild` of the candidate
     worker: str = ""
     rollout_s: float = 0.0
     eval_s: float = 0.0
@@ -152,7 +153,9 @@ def simulate(task: Task) -> Outcome:
         return Outcome(cause, depth, dead, worker=_worker(), rollout_s=time.perf_counter() - t0)
     rollout_s = time.perf_counter() - t0
     rec, eval_s = _measure(fixed, backend, task) if task.evaluate else (None, 0.0)
-    return Outcome(None, depth, dead, [d.to_dict() for d in fixed.trail], rec, _worker(),
+    # measured elsewhere (a GPU, one at a time): compiled here, in parallel
+    built = None if task.evaluate or not hasattr(backend, "prebuild") else backend.prebuild(fixed)
+    return Outcome(None, depth, dead, [d.to_dict() for d in fixed.trail], rec, built, _worker(),
                    rollout_s, eval_s)
 
 
