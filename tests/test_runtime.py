@@ -409,3 +409,19 @@ def test_time_launches_warms_up_a_short_kernel_longer():
             _time.sleep(pause)
         times = time_launches(cp, launch, flush, 4)
         assert len(times) == 4 and len(calls) == warmups + 4
+
+
+def test_inputs_are_drawn_once_per_kernel_and_seed():
+    """A search measures one kernel over and over: its inputs and numpy's
+    outputs are drawn once (axpy 2^26 takes seconds), kept read-only, and
+    drawn anew for another seed or kernel."""
+    from workbench.runtime.backend import inputs_for
+    k = wb.kernels.matmul(8, 8, 4)
+    a, ea = inputs_for(k, 0)
+    b, eb = inputs_for(k, 0)
+    assert a is b and ea is eb
+    assert not a["A"].flags.writeable and not ea["C"].flags.writeable
+    c, _ = inputs_for(k, 1)
+    assert c is not a and not np.array_equal(c["A"], a["A"])
+    d, _ = inputs_for(wb.kernels.matmul(8, 8, 4), 0)  # only the last is kept: drawn again
+    assert d is not a and np.array_equal(d["A"], a["A"])

@@ -24,7 +24,7 @@ from ..codegen import generate
 from ..codegen.compile import CompileError, build_c, openmp_flag
 from ..errors import WorkbenchError
 from ..model.hardware import hardware, with_cores
-from .backend import TOLERANCE, Measurement, Reference
+from .backend import TOLERANCE, Measurement, Reference, inputs_for
 
 
 class CpuBackend:
@@ -62,9 +62,7 @@ class CpuBackend:
         a crash becomes `crash` with its signal, and the batch goes on in a
         new child with the candidates after it. The temporary folder (source,
         library, inputs) is removed before returning."""
-        rng = np.random.default_rng(seed)
-        inputs = kernel.make_inputs(rng)
-        expected = kernel.reference(inputs)
+        inputs, expected = inputs_for(kernel, seed)
         names = [f"wb_{i}" for i in range(len(cands))]
         results: list = [None] * len(cands)
         sources = {}

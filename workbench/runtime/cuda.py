@@ -22,7 +22,7 @@ from ..codegen import Generated, generate
 from ..codegen.compile import CompileError, compile_cuda, nvcc_path, ptxas_report
 from ..errors import WorkbenchError
 from ..target import available_targets
-from .backend import TOLERANCE, Measurement, Reference, max_error
+from .backend import TOLERANCE, Measurement, Reference, inputs_for, max_error
 
 NO_DEVICE = ("no CUDA device: install CuPy for your CUDA version (pip install cupy-cuda12x) "
              "on a machine with an NVIDIA GPU, or use --backend cpu")
@@ -135,8 +135,7 @@ class CudaBackend:
         (default: a temporary folder removed at the end); `prebuilt` (name ->
         cubin bytes and ptxas facts, or nvcc's message) are not compiled again."""
         cp = self.cp
-        inputs = kernel.make_inputs(np.random.default_rng(seed))
-        expected = kernel.reference(inputs)
+        inputs, expected = inputs_for(kernel, seed)
         dev_in = {a.name: cp.asarray(inputs[a.name]) for a in kernel.inputs()}
         dev_out = {a.name: cp.empty(a.length, cp.float32) for a in kernel.outputs()}
         flush = flush_buffer(cp, self.l2_bytes)
