@@ -31,10 +31,12 @@ def gpu_dirs() -> list[Path]:
 
 def gpu_rows(kernel: str | None = None, sizes: dict | None = None) -> list[dict]:
     """Every GPU record (optionally of one kernel name and its spec), each
-    with `gpu_dir`: the campaign folder's name."""
+    with `gpu_dir`: the campaign folder's name. A folder's other record
+    files (`expert.jsonl`: benchmarks/gpu_expert.py) count too."""
     out = []
     for d in gpu_dirs():
-        for r in RecordStore(d / "records.jsonl").rows():
+        rows = [r for f in sorted(d.glob("*.jsonl")) for r in RecordStore(f).rows()]
+        for r in rows:
             if kernel is not None and r.get("kernel") != kernel:
                 continue
             if sizes is not None and r.get("sizes") != sizes:
@@ -94,7 +96,7 @@ def status_line() -> str:
         return NO_GPU_DATA
     parts = []
     for d in dirs:
-        n = sum(1 for _ in (d / "records.jsonl").open()) if (d / "records.jsonl").exists() else 0
+        n = sum(1 for f in d.glob("*.jsonl") for x in f.open() if x.strip())
         parts.append(f"{d.name} ({n} records)")
     return "GPU data: " + ", ".join(parts)
 
