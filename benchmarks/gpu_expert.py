@@ -9,6 +9,7 @@ Without a GPU every record is status no_device (nothing is timed)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import random
 import sys
 import time
@@ -17,7 +18,7 @@ import workbench as wb
 from workbench.descent import random_fixed
 from workbench.paths import data_dir
 from workbench.recipes import apply_recipe, lowered_decisions, register_tiled_matmul
-from workbench.runtime import evaluate, get_backend
+from workbench.runtime import RecordStore, evaluate, get_backend
 
 # (kernel label, sizes, recipe tiles): the test's 64 × 64 block of 16 × 16
 # threads with 4 × 4 accumulators, and a 128 × 128 block of 32 × 32 threads
@@ -46,7 +47,11 @@ def main(argv=None) -> int:
             print(f"{label} {tile}: recipe failed: {exc}", flush=True)
             continue
         fixed = [random_fixed(forced, random.Random(s)) for s in range(args.seeds)]
-        recs = evaluate(fixed, be, store=out, samples=args.samples, timeout_s=2.0)
+        recs = [dataclasses.replace(r, extra={**r.extra, "expert": {
+                    "label": label, "tiles": tile, "seed": s}})
+                for s, r in enumerate(evaluate(fixed, be, store=None, samples=args.samples,
+                                               timeout_s=2.0))]
+        RecordStore(out).append(recs)  # tagged x_expert: the campaign report's table
         for s, r in enumerate(recs):
             best = min(r["times_ns"]) if r["times_ns"] else None
             print(f"{label} {tile} seed {s}: {r['status']} verified={r['verified']} "

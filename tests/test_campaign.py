@@ -331,3 +331,33 @@ def test_only_the_stages_and_kernels_asked_for(tmp_path):
         with pytest.raises(wb.WorkbenchError, match=said):
             run_campaign(backend="cpu", quick=True, out=tmp_path / "x", **bad)
     assert not (tmp_path / "x").exists()
+
+
+def test_the_report_reads_the_expert_kernels_beside_the_campaign(tmp_path):
+    """benchmarks/gpu_expert.py's records (tagged x_expert, or measured
+    before tags: one plan per bound) get their own table in report.md."""
+    from workbench.campaign.report import expert_table
+
+    def rec(label, tiles, median, bound, ref, status="ok"):
+        r = {"kernel": "matmul", "sizes": {"builder": "matmul", "k": 32, "m": 256, "n": 256},
+             "status": status, "median_ns": median,
+             "times_ns": [median * 0.98, median] if median else [],
+             "bound_ns": bound, "reference": "cupy.matmul (cuBLAS)",
+             "reference_median_ns": ref}
+        if label:
+            r["x_expert"] = {"label": label, "tiles": tiles, "seed": 0}
+        return r
+    rows = [rec("matmul 256", {"tm": 4}, 6400.0, 808.0, 17000.0),
+            rec("matmul 256", {"tm": 4}, 6300.0, 808.0, 15000.0),
+            rec("matmul 256", {"tm": 4}, None, 808.0, 16000.0, status="timeout"),
+            rec(None, None, 9000.0, 900.0, 18000.0)]
+    t = expert_table(rows)
+    assert len(t) == 2
+    a = next(x for x in t if x["label"] == "matmul 256")
+    assert (a["records"], a["ok"], a["best_ns"], a["bound_ns"]) == (3, 2, 6300.0, 808.0)
+    assert a["fastest_ns"] == 6300.0 * 0.98 and a["reference_ns"] == 16000.0
+    assert abs(a["speedup"] - 16000.0 / 6300.0) < 1e-9
+    b = next(x for x in t if x is not a)
+    assert "k=32 m=256 n=256" in b["label"] and b["tiles"] is None
+    s = summarize([], {"device": "d", "backend": "cuda", "stages": {}})
+    assert "| matmul 256 | tm 4 | 2 of 3 |" in markdown({**s, "expert": t})

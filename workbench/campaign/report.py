@@ -321,6 +321,35 @@ def scatter_svg(rows, title="bound against measured (fastest sample)") -> str:
 
 
 # ---------------------------------------------------------------- report
+def expert_table(rows) -> list:
+    """Per forced-by-hand plan (`x_expert`: benchmarks/gpu_expert.py), its
+    completions' best median, fastest sample, bound and reference median."""
+    plans: dict = {}
+    for r in rows:
+        e = r.get("x_expert")
+        if not e:  # measured before records were tagged: one plan per bound
+            sizes = " ".join(f"{k}={v}" for k, v in (r.get("sizes") or {}).items()
+                             if k != "builder")
+            e = {"label": f"{r.get('kernel')} {sizes} (bound {_ns(r.get('bound_ns'))})"}
+        key = (e.get("label"), json.dumps(e.get("tiles"), sort_keys=True))
+        plans.setdefault(key, []).append(r)
+    out = []
+    for (label, tiles), rs in plans.items():
+        ok = [r for r in rs if r.get("status") == "ok" and r.get("median_ns")]
+        best = min((r["median_ns"] for r in ok), default=None)
+        refs = [r["reference_median_ns"] for r in rs if r.get("reference_median_ns")]
+        ref = statistics.median(refs) if refs else None
+        out.append({"label": label, "tiles": json.loads(tiles), "records": len(rs),
+                    "ok": len(ok), "best_ns": best,
+                    "fastest_ns": min((min(r["times_ns"]) for r in ok), default=None),
+                    "bound_ns": min((r["bound_ns"] for r in rs if r.get("bound_ns")),
+                                    default=None),
+                    "reference": next((r["reference"] for r in rs if r.get("reference")), None),
+                    "reference_ns": ref,
+                    "speedup": ref / best if ref and best else None})
+    return out
+
+
 def summarize(rows, state: dict, target: dict | None = None) -> dict:
     fig = fig_5_1(rows)
     return {"device": state.get("device"), "backend": state.get("backend"),
@@ -421,6 +450,16 @@ def markdown(s: dict) -> str:
                      f"{speedup}{extra} | "
                      f"{_ns(r['thesis_best_ns'])} vs {_ns(r['thesis_reference_ns'])}: "
                      f"{r['thesis_speedup']:.2f}× | {GOALS.get(r['kernel'], '')} |")
+    if s.get("expert"):
+        lines += ["", "## Forced by hand: the expert kernels (benchmarks/gpu_expert.py)", "",
+                  "| kernel | tiles | ok | best median | fastest | bound | reference | "
+                  "speed-up |", "|---|---|---|---|---|---|---|---|"]
+        for x in s["expert"]:
+            tiles = ", ".join(f"{k} {v}" for k, v in (x["tiles"] or {}).items()) or "—"
+            speedup = "—" if x["speedup"] is None else f"{x['speedup']:.2f}×"
+            lines.append(f"| {x['label']} | {tiles} | {x['ok']} of {x['records']} | "
+                         f"{_ns(x['best_ns'])} | {_ns(x['fastest_ns'])} | {_ns(x['bound_ns'])} "
+                         f"| {x['reference']} {_ns(x['reference_ns'])} | {speedup} |")
     p = s["ptxas"]
     lines += ["", "## ptxas", "", f"{p['records']} records carry ptxas facts; "
               f"{p['spilling']} spill ({_pct(p['share_spilling'])}); median registers "
@@ -442,6 +481,8 @@ def write_report(out: Path, state: dict, rebound: bool | str = False) -> dict:
     tpath = out / "target.json"
     target = json.loads(tpath.read_text()) if tpath.exists() else None
     s = summarize(rows, state, target)
+    if (out / "expert.jsonl").exists():  # measured beside the campaign, read alike
+        s["expert"] = expert_table(RecordStore(out / "expert.jsonl").rows())
     if rebound:
         on = rebound if isinstance(rebound, str) else (str(tpath) if tpath.exists() else None)
         with_current_bounds(s, rows, on)
