@@ -471,3 +471,39 @@ def test_thread_zero_loads_its_own_box_of_an_operand():
     assert n.fields["own_loads_thread_zero"] == {"ld_a": 2 ** 20, "ld_b": 0}
     assert n.fields["cycles"] == 1024 + 2 ** 20 + 256
     assert b.value_ns == pytest.approx(hardware("h200").ns(1_049_856))
+
+
+def test_pinned_waits_by_hand():
+    """Stores that wait in program order for the loads the cache-hint
+    intrinsics pin before them (`model.pinned`), counted by hand on small
+    trees: copy-major pairs wait once a copy, loads all issued first wait
+    once, a barrier or an unpinned path (`__ldg`, shared memory) waits never,
+    `__ldca` waits an L1 latency, and a loop repeats its body's waits."""
+    from types import SimpleNamespace as NS
+
+    from workbench.codegen.tree import Barrier, Leaf, Loop
+    from workbench.model.pinned import pinned_waits
+    from workbench.space.values import Cache, DimKind, MemSpace
+    lat = {"load_l1": 40.0, "load_l2": 270.0}
+    x = NS(name="x", temporary=False)
+    tmp = NS(name="tmp", temporary=True)
+    ld = NS(name="ld", op="load", array=x, operands=[])
+    st = NS(name="st", op="store", array=tmp, operands=[NS(kind="inst", source="ld")])
+
+    def impl(*children, load=Cache.L2, store=Cache.L2, space=MemSpace.GLOBAL):
+        return NS(root=Loop(0, [], "ROOT", 1, list(children)),
+                  cache={"ld": load, "st": store}, mem_space={"tmp": space})
+
+    def unroll(*kids, size=4, kind=DimKind.UNROLL):
+        return Loop(1, [], kind, size, list(kids))
+    pair = unroll(Leaf(ld), Leaf(st))
+    assert pinned_waits(impl(pair), lat)[:2] == (4, 4 * 270.0)
+    assert pinned_waits(impl(pair), lat)[2] == [("ld", "st")]
+    assert pinned_waits(impl(unroll(Leaf(ld)), unroll(Leaf(st))), lat)[:2] == (1, 270.0)
+    assert pinned_waits(impl(Leaf(ld), Barrier(["tmp"], "raw"), Leaf(st)), lat)[0] == 0
+    assert pinned_waits(impl(pair, load=Cache.READ_ONLY), lat)[0] == 0
+    assert pinned_waits(impl(pair, space=MemSpace.SHARED), lat)[0] == 0
+    assert pinned_waits(impl(pair, load=Cache.L1), lat)[:2] == (4, 4 * 40.0)
+    assert pinned_waits(impl(Loop(2, [], DimKind.LOOP, 3, [pair])), lat)[:2] == (12, 12 * 270.0)
+    # a load before a loop is waited for in its first iteration only
+    assert pinned_waits(impl(Leaf(ld), unroll(Leaf(st), size=5)), lat)[0] == 1

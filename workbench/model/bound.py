@@ -48,6 +48,7 @@ from .justification import (
     parallelism_node,
     usage_node,
 )
+from .pinned import pinned_waits
 from .reuse import operand_reuse
 
 
@@ -753,6 +754,21 @@ class _Model:
                     best = dist[b.name]
         return alone, best
 
+    def pinned_chain(self) -> Justification | None:
+        """A fixed CUDA candidate's stores that wait for the loads the
+        cache-hint intrinsics keep in order before them (`pinned`)."""
+        if self.impl is None or self.hw.runs != "cuda":
+            return None
+        waits, cycles, pairs = pinned_waits(self.impl, self.hw.latency)
+        if not waits:
+            return None
+        shown = ", ".join(f"{a} → {b}" for a, b in pairs[:4]) + (" …" if len(pairs) > 4 else "")
+        return Justification("Chain", self.hw.ns(cycles),
+                             f"stores waiting in order for their loads (cache-hint intrinsics "
+                             f"keep them in program order): {waits:,} waits ({shown}): "
+                             f"{cycles:,.0f} cycles", {"cycles": cycles, "waits": waits,
+                                                       "pairs": [list(p) for p in pairs]})
+
     def thread_bound(self) -> tuple[float, Justification, Justification]:
         """B_0, its justification, and the longest chain: chains and surely
         sequential loops do not depend on how open dimensions map to
@@ -760,8 +776,9 @@ class _Model:
         _, issue_node, _ = self.level_latency(0)
         loops = self.loop_chains()
         seq = self.loop_sequence(loops) if self.hw.runs == "cuda" else None
-        chains = sorted([self.thread_chain(), *(n for _, n in loops), *([seq] if seq else [])],
-                        key=lambda n: -n.value_ns)
+        pinned = self.pinned_chain()
+        chains = sorted([self.thread_chain(), *(n for _, n in loops), *([seq] if seq else []),
+                         *([pinned] if pinned else [])], key=lambda n: -n.value_ns)
         terms = list(chains)
         if issue_node is not None:
             terms.append(issue_node)
