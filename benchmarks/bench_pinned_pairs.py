@@ -1,5 +1,6 @@
-"""How much of the H200's time the "pinned pairs" explain (an analysis for a
-model rule not built; see docs/results.md, second GPU session).
+"""How much of the H200's time the "pinned pairs" explain, read off the
+printed CUDA: the cross-check of `model/pinned.py` (which walks the
+implementation instead; see docs/results.md, second GPU session).
 
 The generated CUDA loads global memory with `__ldcg`/`__ldca` (`asm
 volatile`) or `__ldcv` (`asm` with a "memory" clobber) and stores it with
