@@ -484,7 +484,7 @@ def test_pinned_waits_by_hand():
     from workbench.codegen.tree import Barrier, Leaf, Loop
     from workbench.model.pinned import pinned_waits
     from workbench.space.values import Cache, DimKind, MemSpace
-    lat = {"load_l1": 40.0, "load_l2": 270.0}
+    cycles = {Cache.L1: 40.0, Cache.L2: 270.0}  # the model's latency, by the load's path
     x = NS(name="x", temporary=False)
     tmp = NS(name="tmp", temporary=True)
     ld = NS(name="ld", op="load", array=x, operands=[])
@@ -494,16 +494,19 @@ def test_pinned_waits_by_hand():
         return NS(root=Loop(0, [], "ROOT", 1, list(children)),
                   cache={"ld": load, "st": store}, mem_space={"tmp": space})
 
+    def waits(im):
+        return pinned_waits(im, lambda inst: cycles[im.cache[inst.name]])
+
     def unroll(*kids, size=4, kind=DimKind.UNROLL):
         return Loop(1, [], kind, size, list(kids))
     pair = unroll(Leaf(ld), Leaf(st))
-    assert pinned_waits(impl(pair), lat)[:2] == (4, 4 * 270.0)
-    assert pinned_waits(impl(pair), lat)[2] == [("ld", "st")]
-    assert pinned_waits(impl(unroll(Leaf(ld)), unroll(Leaf(st))), lat)[:2] == (1, 270.0)
-    assert pinned_waits(impl(Leaf(ld), Barrier(["tmp"], "raw"), Leaf(st)), lat)[0] == 0
-    assert pinned_waits(impl(pair, load=Cache.READ_ONLY), lat)[0] == 0
-    assert pinned_waits(impl(pair, space=MemSpace.SHARED), lat)[0] == 0
-    assert pinned_waits(impl(pair, load=Cache.L1), lat)[:2] == (4, 4 * 40.0)
-    assert pinned_waits(impl(Loop(2, [], DimKind.LOOP, 3, [pair])), lat)[:2] == (12, 12 * 270.0)
+    assert waits(impl(pair))[:2] == (4, 4 * 270.0)
+    assert waits(impl(pair))[2] == [("ld", "st")]
+    assert waits(impl(unroll(Leaf(ld)), unroll(Leaf(st))))[:2] == (1, 270.0)
+    assert waits(impl(Leaf(ld), Barrier(["tmp"], "raw"), Leaf(st)))[0] == 0
+    assert waits(impl(pair, load=Cache.READ_ONLY))[0] == 0
+    assert waits(impl(pair, space=MemSpace.SHARED))[0] == 0
+    assert waits(impl(pair, load=Cache.L1))[:2] == (4, 4 * 40.0)
+    assert waits(impl(Loop(2, [], DimKind.LOOP, 3, [pair])))[:2] == (12, 12 * 270.0)
     # a load before a loop is waited for in its first iteration only
-    assert pinned_waits(impl(Leaf(ld), unroll(Leaf(st), size=5)), lat)[0] == 1
+    assert waits(impl(Leaf(ld), unroll(Leaf(st), size=5)))[0] == 1

@@ -24,6 +24,8 @@ from .tree import HW, Barrier, Implementation, Leaf
 
 _LOAD = {Cache.L1: "__ldca", Cache.L2: "__ldcg", Cache.READ_ONLY: "__ldg", Cache.NONE: "__ldcv"}
 _STORE = {Cache.L2: "__stcg", Cache.NONE: "__stwt"}
+_VEC = {2: ("float2", "make_float2", "xy"), 4: ("float4", "make_float4", "xyzw")}
+STATIC_SHARED_BYTES = 48 * 1024  # above it CUDA needs dynamic shared memory
 # what nvcc keeps in program order (CUDA 13's sm_32_intrinsics.hpp): __ldca and
 # __ldcg are `asm volatile`, __ldcv and the stores `asm` with a "memory"
 # clobber; __ldg is a builtin the compiler moves (model/pinned.py)
@@ -34,8 +36,6 @@ PINNED_STORES = frozenset(_STORE)
 def is_global(impl: Implementation, inst) -> bool:
     """Whether `inst` accesses global memory (a temporary may live in shared)."""
     return not (inst.array.temporary and impl.mem_space[inst.array.name] == MemSpace.SHARED)
-_VEC = {2: ("float2", "make_float2", "xy"), 4: ("float4", "make_float4", "xyzw")}
-STATIC_SHARED_BYTES = 48 * 1024  # above it CUDA needs dynamic shared memory
 
 
 def _float(x: float) -> str:

@@ -759,7 +759,7 @@ class _Model:
         cache-hint intrinsics keep in order before them (`pinned`)."""
         if self.impl is None or self.hw.runs != "cuda":
             return None
-        waits, cycles, pairs = pinned_waits(self.impl, self.hw.latency)
+        waits, cycles, pairs = pinned_waits(self.impl, self.latency)
         if not waits:
             return None
         shown = ", ".join(f"{a} → {b}" for a, b in pairs[:4]) + (" …" if len(pairs) > 4 else "")

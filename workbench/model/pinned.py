@@ -10,8 +10,8 @@ the other, one load latency each, where the rest of the model lets unrolled
 copies overlap. Walking the implementation's tree in the printer's order,
 one thread that runs every statement (thread 0: guards only drop work)
 waits once at each pinned store whose value comes from a pinned load issued
-since its previous wait, for that load's least latency (`__ldca` may hit
-L1; the others reach L2 at least). A barrier forgets the loads before it
+since its previous wait, for that load's least latency (the model's
+`latency`: `__ldca` may hit L1; the others reach L2 at least). A barrier forgets the loads before it
 (they may complete while the block waits), and so would any other wait:
 this counts only what surely waits. On the H200's 210 records the walk
 stays below every time and explains most of the searches' slow kernels
@@ -21,17 +21,17 @@ from __future__ import annotations
 
 from ..codegen.printer import PINNED_LOADS, PINNED_STORES, is_global
 from ..codegen.tree import Barrier, Leaf
-from ..space.values import Cache, DimKind
+from ..space.values import DimKind
 
 
-def pinned_waits(impl, latency: dict) -> tuple[int, float, list]:
-    """(waits, their cycles, the (load, store) pairs that wait) of one thread."""
+def pinned_waits(impl, latency) -> tuple[int, float, list]:
+    """(waits, their cycles, the (load, store) pairs that wait) of one
+    thread; `latency(inst)`: a load's least latency in cycles."""
     pairs: set = set()
 
     def leaf(inst, st: dict) -> tuple[int, float, dict]:
         if inst.op == "load" and is_global(impl, inst) and impl.cache[inst.name] in PINNED_LOADS:
-            lat = latency["load_l1" if impl.cache[inst.name] == Cache.L1 else "load_l2"]
-            return 0, 0.0, {**st, inst.name: lat}
+            return 0, 0.0, {**st, inst.name: latency(inst)}
         if inst.op == "store" and is_global(impl, inst) and \
                 impl.cache[inst.name] in PINNED_STORES:
             hit = [(st[o.source], o.source) for o in inst.operands
