@@ -292,10 +292,7 @@ def _facts(camp: Campaign, gens) -> dict:
 
 
 def _arch(backend) -> str:
-    cp = getattr(backend, "cp", None)
-    if cp is not None:
-        return f"sm_{cp.cuda.Device().compute_capability}"
-    return "sm_90"
+    return getattr(backend, "arch", None) or "sm_90"  # CudaBackend.arch: the device's
 
 
 def measure(camp: Campaign, stage: str, items: list) -> list:

@@ -87,21 +87,19 @@ class CudaBackend:
         time): {"cuda", "cubin" (bytes), "facts"} or {"cuda", "error"}; None
         without nvcc or a device. `run(..., prebuilt=...)` uses it when the
         code it generates is the same text, and compiles it otherwise."""
-        if self.arch is None or nvcc_path() is None:
+        if self.arch is None:  # no device: nothing to build for
             return None
         try:
             g = generate(cand, name)
         except WorkbenchError:
             return None  # run() records it
         with tempfile.TemporaryDirectory(prefix="wb_pre_") as d:
-            try:
-                rep = ptxas_report([g], self.arch, workdir=d, jobs=1, timeout_s=NVCC_TIMEOUT_S)
-            except (CompileError, OSError):
+            got = self._prebuild([g], d).get(name)
+            if got is None:
                 return None
-            if name in rep.cubins:
-                return {"cuda": g.cuda, "cubin": Path(rep.cubins[name]).read_bytes(),
-                        "facts": rep.facts.get(name)}
-            return {"cuda": g.cuda, "error": rep.errors.get(name, "nvcc gave no cubin")}
+            if isinstance(got, str):
+                return {"cuda": g.cuda, "error": got}
+            return {"cuda": g.cuda, "cubin": Path(got[0]).read_bytes(), "facts": got[1]}
 
     def run(self, kernel, cands, samples: int, timeout_s: float, seed: int, prebuilt=None):
         """Measure fixed candidates of `kernel`. Their CUDA is generated here;
@@ -166,11 +164,10 @@ class CudaBackend:
         (parallel jobs, `ptxas -v`): name -> (cubin path, ptxas facts), or
         name -> nvcc's message for a kernel that does not compile. Empty
         without nvcc: each kernel then goes through NVRTC alone."""
-        if nvcc_path() is None or not gens:
+        if self.arch is None or nvcc_path() is None or not gens:
             return {}
-        arch = f"sm_{self.cp.cuda.Device().compute_capability}"
         try:
-            rep = ptxas_report(gens, arch, workdir=workdir, timeout_s=NVCC_TIMEOUT_S)
+            rep = ptxas_report(gens, self.arch, workdir=workdir, timeout_s=NVCC_TIMEOUT_S)
         except (CompileError, OSError):
             return {}
         out: dict = {n: (rep.cubins[n], rep.facts[n]) for n in rep.cubins}
@@ -251,8 +248,7 @@ class CudaBackend:
         except (OSError, RuntimeError) as exc:
             if isinstance(exc, cp.cuda.compiler.CompileException):
                 raise
-            cc = cp.cuda.Device().compute_capability
-            ptx = compile_cuda([code], arch=f"sm_{cc}", jobs=1)[0]
+            ptx = compile_cuda([code], arch=self.arch, jobs=1)[0]
             return cp.RawModule(path=str(ptx))
 
     def _cuda_errors(self) -> tuple:
