@@ -74,6 +74,17 @@ def test_a_run_its_bound_proves_too_long_is_not_run(tmp_path):
     assert recs[0]["reference_median_ns"] > 0  # the reference still ran
 
 
+def test_a_callers_run_limit_is_the_same_rule():
+    """`run_limit_s` (a campaign stage's limit) rules like the backend's
+    first-run limit; when nothing is left to run, the backend is not asked
+    at all (no reference is timed)."""
+    cands = _matmul_cands(2)
+    recs = evaluate(cands, "cpu", store=None, run_limit_s=1e-12)
+    assert [r["status"] for r in recs] == ["timeout", "timeout"]
+    assert all("not run: its bound" in r["message"] and r["bound_ns"] > 0 for r in recs)
+    assert recs[0]["reference_median_ns"] is None
+
+
 def test_cuda_without_gpu_is_no_device(tmp_path):
     from workbench.runtime.cuda import _cupy
     if _cupy() is not None:

@@ -301,9 +301,8 @@ def measure(camp: Campaign, stage: str, items: list) -> list:
     to the store and returned."""
     from ..codegen import generate
     from ..codegen.compile import occupancy
-    from ..model import bound
     from ..model.registers import bound_with_registers
-    from ..runtime.evaluator import _record, evaluate
+    from ..runtime.evaluator import evaluate
     if not items:
         return []
     o, be = camp.options, camp.backend
@@ -311,24 +310,12 @@ def measure(camp: Campaign, stage: str, items: list) -> list:
     gens = [generate(c, f"wb_{stage}_{i}") for i, (_, _, c) in enumerate(items)]
     # the CUDA backend compiles its batch with ptxas -v itself (x_ptxas); others get it here
     facts = {} if getattr(be, "name", "") == "cuda" else _facts(camp, gens)
-    run, skipped = [], []
-    for i, (label, seed, cand) in enumerate(items):
-        b = bound(cand, target).value_ns
-        (skipped if b > o.limit_s * 1e9 else run).append((i, label, seed, cand, b))
-    recs = evaluate([c for _, _, _, c, _ in run], be, store=None, samples=o.samples,
-                    timeout_s=o.limit_s, seed=o.seed) if run else []
+    # a candidate bounded past the stage's limit is a timeout without running
+    recs = evaluate([c for _, _, c in items], be, store=None, samples=o.samples,
+                    timeout_s=o.limit_s, seed=o.seed, run_limit_s=o.limit_s)
     kernel = items[0][2].problem.root_problem.kernel
-    now = _dt.datetime.now(_dt.timezone.utc).isoformat()
-    for _, _, _, cand, b in skipped:
-        recs.append(_record(kernel, be, None, now, trail=[d.to_dict() for d in cand.trail],
-                            digest=cand.digest(), status="timeout",
-                            message=f"not run: its bound {b / 1e9:.3g} s exceeds the stage's "
-                                    f"limit of {o.limit_s} s", verified=None, times_ns=[],
-                            median_ns=None, ratio_to_reference=None, bound_ns=b,
-                            bound_reason="above the limit"))
-    order = [i for i, *_ in run] + [i for i, *_ in skipped]
     out = []
-    for i, rec in zip(order, recs):
+    for i, rec in enumerate(recs):
         label, seed, cand = items[i]
         g = gens[i]
         extra = dict(rec.extra)

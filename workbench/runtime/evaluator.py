@@ -35,11 +35,15 @@ MIN_SAMPLES = 10
 
 def evaluate(cands, backend="cpu", store: RecordStore | str | None = "default",
              samples: int = MIN_SAMPLES, timeout_s: float = 10.0, seed: int = 0,
-             prebuilt: list | None = None) -> list[Record]:
+             prebuilt: list | None = None, run_limit_s: float | None = None
+             ) -> list[Record]:
     """Evaluate fixed candidates of one kernel on `backend` (a registered
     name or a Backend); returns the records, appended to `store` unless it
     is None. `prebuilt`: per candidate, what the backend's `prebuild` made
-    of it elsewhere (or None), for a backend that takes it."""
+    of it elsewhere (or None), for a backend that takes it. A candidate
+    whose bound is past `run_limit_s` (at most, and by default, the
+    backend's `first_run_limit_s`) is a `timeout` without running: a GPU
+    kernel cannot be interrupted, and the bound proves it would pass."""
     cands = list(cands)
     if not cands:
         return []
@@ -57,20 +61,20 @@ def evaluate(cands, backend="cpu", store: RecordStore | str | None = "default",
             bounds.append((b.value_ns, b.justification.text))
         except WorkbenchError as exc:
             bounds.append((None, f"no bound: {exc}"))
-    # a run the bound proves longer than the backend's first-run limit would
-    # only be killed at that limit (a GPU kernel cannot be interrupted): not run
-    limit_s = getattr(be, "first_run_limit_s", None)
-    hopeless = {i for i, (b, _) in enumerate(bounds)
-                if limit_s is not None and b is not None and b > limit_s * 1e9}
-    run = [c for i, c in enumerate(cands) if i not in hopeless]
+    limits = [x for x in (run_limit_s, getattr(be, "first_run_limit_s", None)) if x is not None]
+    limit_s = min(limits, default=None)
+    not_run = {i for i, (b, _) in enumerate(bounds)
+               if limit_s is not None and b is not None and b > limit_s * 1e9}
+    run = [c for i, c in enumerate(cands) if i not in not_run]
     more = {}
     if prebuilt is not None:
-        more["prebuilt"] = [p for i, p in enumerate(prebuilt) if i not in hopeless]
-    ran, reference = be.run(kernel, run, samples=samples, timeout_s=timeout_s, seed=seed, **more)
+        more["prebuilt"] = [p for i, p in enumerate(prebuilt) if i not in not_run]
+    ran, reference = (be.run(kernel, run, samples=samples, timeout_s=timeout_s, seed=seed, **more)
+                      if run else ([], None))
     ran = iter(ran)
     results = [Measurement("timeout", message=f"not run: its bound ({bounds[i][0] / 1e9:.3g} s)"
-                           f" is past the {limit_s:g} s a first run may take")
-               if i in hopeless else next(ran) for i in range(len(cands))]
+                           f" is past the {limit_s:g} s a run may take here")
+               if i in not_run else next(ran) for i in range(len(cands))]
     now = _dt.datetime.now(_dt.timezone.utc).isoformat()  # one time for the batch
     records = []
     for cand, m, (bound_ns, bound_reason) in zip(cands, results, bounds, strict=True):
