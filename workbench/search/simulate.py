@@ -147,7 +147,9 @@ def simulate(task: Task) -> Outcome:
         fixed, cause, depth, dead = d.candidate, d.cause, d.depth, dead + d.retries
         if fixed is not None:
             break
-    if fixed is not None and hopeless(bound_fn(fixed), best, task.timeout_s):
+    # a weighted descent (a best is known) has bounded its end already
+    if fixed is not None and hopeless(d.bound_ns if math.isfinite(best) else bound_fn(fixed),
+                                      best, task.timeout_s):
         fixed, cause = None, "model"
     if fixed is None:
         return Outcome(cause, depth, dead, worker=_worker(), rollout_s=time.perf_counter() - t0)
