@@ -150,9 +150,8 @@ def test_cuda_backend_batch_build(tmp_path, monkeypatch):
             return SimpleNamespace(name=name)
     be = CudaBackend.__new__(CudaBackend)
     be._cubins = {}
-    be.cp = SimpleNamespace(RawModule=lambda path: Module(path),
-                            cuda=SimpleNamespace(Device=lambda: SimpleNamespace(
-                                compute_capability="90")))
+    be.cp = SimpleNamespace(RawModule=lambda path: Module(path))
+    be.arch = "sm_90"  # what __init__ reads from the device's properties
     cands = _fixed(3, seed=7)
     built = be._prebuild([generate(c, f"wb_{i}") for i, c in enumerate(cands)], str(tmp_path))
     assert set(built) == {"wb_0", "wb_1", "wb_2"}
