@@ -356,6 +356,41 @@ def test_outer_strip_order():
     assert ch.name == choice_order("thesis").next(c).name
 
 
+
+def test_compute_first_order():
+    """`compute` follows the thesis's order by choice name, and within a name
+    takes the statement with the most points first: on matmul 64×32×16 the
+    multiply-add (64·32·16 points) before init and the store of C (64·32),
+    before the loads (64·16 and 16·32); at the root, the mad's sizes, then its
+    kinds, and no choice of a lighter statement while one of the mad's of the
+    same name is open. Registered by name like every order."""
+    from workbench.orders import _points, choice_order, order_names, order_spec
+    assert "compute" in order_names()
+    o = choice_order("compute")
+    assert order_spec(o) == "compute"
+    c = wb.Candidate.root(wb.kernels.matmul(64, 32, 16))
+    k = c.kernel
+    pts = _points(k)
+    assert pts["mad"] == 64 * 32 * 16 and pts["st_c"] == 64 * 32
+    assert pts["ld_a"] == 64 * 16 and pts["ld_b"] == 16 * 32
+    assert all(pts[d.name] == pts["mad"] for d in k.instruction("mad").dims)
+    mad_dims = {d.name for d in k.instruction("mad").dims}
+    thesis = choice_order("thesis")
+    names = []
+    for _ in range(30):
+        ch = o.next(c)
+        if ch is None:
+            break
+        # the thesis's name first, whatever the statement
+        assert ch.name == thesis.next(c).name
+        same = [x for x in c.choices() if x.name == ch.name]
+        if any(set(x.objects) & mad_dims for x in same):
+            assert set(ch.objects) & mad_dims, (ch, same)
+        names.append(ch.name)
+        c = c.apply(ch.name, ch.objects, ch.values[-1])
+    assert names[0] == "size" and "dim_kind" in names
+
+
 def _reuse(b):
     return next((n for n in b.justification.walk() if n.kind == "Reuse"), None)
 

@@ -85,6 +85,28 @@ def test_a_callers_run_limit_is_the_same_rule():
     assert recs[0]["reference_median_ns"] is None
 
 
+def test_a_callers_bounds_are_taken_as_given(monkeypatch):
+    """`bounds=`: a caller that has a candidate's Bound on the backend's
+    bound target (the search, before measuring a rollout's end) passes it,
+    and evaluate does not bound that candidate again; None means "bound it
+    here". One bound per candidate, else a clear error."""
+    import workbench.runtime.evaluator as ev
+    from workbench.runtime import get_backend
+    from workbench.runtime.backend import bound_target
+    cands = _matmul_cands(2)
+    be = get_backend("cpu")
+    given = wb.bound(cands[0], bound_target(be))
+    calls = []
+    real = ev.bound
+    monkeypatch.setattr(ev, "bound", lambda c, t: calls.append(c) or real(c, t))
+    recs = evaluate(cands, be, store=None, run_limit_s=1e-12, bounds=[given, None])
+    assert calls == [cands[1]]
+    assert recs[0]["bound_ns"] == given.value_ns
+    assert recs[1]["bound_ns"] == real(cands[1], bound_target(be)).value_ns
+    with pytest.raises(wb.WorkbenchError, match="got 1 bounds for 2 candidates"):
+        evaluate(cands, be, store=None, bounds=[given])
+
+
 def test_cuda_without_gpu_is_no_device(tmp_path):
     from workbench.runtime.cuda import _cupy
     if _cupy() is not None:

@@ -384,4 +384,12 @@ def test_reproduce_command_runs(capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["table_6_1"][0]["thesis"]["size"] == 1.1e11
     assert out["table_6_3"][0]["threshold_ns"] == 7.06e6
+    assert out["table_6_3"][0]["order"] == "thesis"
+    rc = main(["reproduce-search", "--tables", "6.1,6.3", "--kernels", "axpy", "--probes", "3",
+               "--orders", "thesis,compute", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert [r["order"] for r in out["table_6_3"]] == ["thesis", "compute"]
+    assert len(out["table_6_1"]) == 1
     assert main(["reproduce-search", "--kernels", "conv"]) == 2
+    assert main(["reproduce-search", "--orders", "sideways"]) == 2
+    assert "unknown choice order" in capsys.readouterr().err

@@ -419,7 +419,7 @@ def _search_args(p) -> None:
     p.add_argument("--policy", choices=("tag", "uct"), default="tag")
     p.add_argument("--top-k", type=int, default=10, help="TAG: best times kept per node")
     p.add_argument("--delta", type=float, default=1.0, help="TAG: exploration constant δ")
-    p.add_argument("--order", choices=("thesis", "reverse", "dynamic"), default="thesis")
+    p.add_argument("--order", choices=order_names(), default="thesis")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--samples", type=int, default=10)
     p.add_argument("--store", default=None,
@@ -482,6 +482,9 @@ def _reproduce_args(p) -> None:
     p.add_argument("--probes", type=int, default=200, help="Knuth probes per estimate")
     p.add_argument("--chen-probes", type=int, default=0, help="Chen probes (slow) per kernel")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--orders", default="thesis",
+                   help="comma-separated choice orders Table 6.3 is measured in "
+                        f"(any of {', '.join(order_names())}; default thesis)")
     p.add_argument("--out", default=None, help="also write the result as JSON here")
     p.add_argument("--json", action="store_true")
 
@@ -496,8 +499,13 @@ def cmd_reproduce_search(args) -> int:
     if unknown:
         raise WorkbenchError(f"unknown kernel label(s) {unknown}; known: "
                              f"{', '.join(thesis.KERNELS)}")
+    orders = tuple(x.strip() for x in args.orders.split(",") if x.strip())
+    bad = [x for x in orders if x not in order_names()]
+    if bad or not orders:
+        raise WorkbenchError(f"unknown choice order(s) {bad or args.orders!r}; known: "
+                             f"{', '.join(order_names())}")
     out = thesis.reproduce(tuple(args.tables.split(",")), tuple(labels), args.probes,
-                           args.chen_probes, args.seed)
+                           args.chen_probes, args.seed, orders=orders)
     if args.out:
         Path(args.out).write_text(json.dumps(out, indent=1))
     print(json.dumps(out) if args.json else thesis.render(out))

@@ -21,6 +21,12 @@ the bound and the statistics tell branches apart close to the root.
   meets far fewer dead ends (docs/results.md, space-stats).
 - `outer`: the size and kind of the outermost strip level of every nest
   first, then the thesis's order (issue 19: the bound speaks earlier).
+- `compute`: the thesis's order, and within each of its choice names the
+  choices on the statements with the most points first (the multiply-add's
+  dimensions before the loads'). Telamon's dimensions are shared by the
+  instructions nested in them, so its thesis order decides the
+  computation's loops at once; ours gives every statement its own
+  dimensions, and the space's order would decide the first load's first.
 - `random`: any open choice, at random — the order a person takes them in
   (the laws hold whatever the order; tests walk it).
 
@@ -121,6 +127,51 @@ class OuterStripFirst(FixedOrder):
         return "OuterStripFirst()"
 
 
+class ComputeFirst(FixedOrder):
+    """The thesis's order by choice name; within a name, the choice whose
+    objects belong to the statement with the most points first (an
+    instruction's points: the product of the sizes of the logical
+    dimensions it iterates on; a dimension's: its instructions'), then the
+    space's order. The size and kind of the heaviest statement's loops are
+    what the bound reads most (its issue, its chains, its parallelism), so
+    deciding them first lets the bound cut near the root as Telamon's does
+    (thesis Table 6.3; issue 19)."""
+
+    def __init__(self, names=THESIS_ORDER, label: str = "compute"):
+        super().__init__(names, label)
+
+    def next(self, cand: Candidate, *, target=None, parent=None, rng=None) -> Choice | None:
+        points = _points(cand.kernel)
+        best, best_key = None, None
+        for ch in cand.choices():
+            key = (self._rank.get(ch.name, len(self._rank)),
+                   -max((points.get(o, 0) for o in ch.objects), default=0))
+            if best_key is None or key < best_key:
+                best, best_key = ch, key
+        return best
+
+    def __repr__(self) -> str:
+        return "ComputeFirst()"
+
+
+def _points(kernel) -> dict:
+    """Object name -> the points of its statement (cached per kernel: a
+    lowering makes a new kernel with new statements)."""
+    points = kernel._cache.get("order_points")
+    if points is None:
+        points = {}
+        for inst in kernel.instructions():
+            logical = {id(d.logical): d.logical.size for d in inst.dims}
+            n = 1
+            for size in logical.values():
+                n *= size
+            points[inst.name] = n
+            for d in inst.dims:
+                points[d.name] = max(points.get(d.name, 0), n)
+        kernel._cache["order_points"] = points
+    return points
+
+
 def _outer(label: str) -> bool:
     """A dimension label `<nest>_<logical><level>` at level 0."""
     tail = label.rsplit("_", 1)[-1]
@@ -180,6 +231,7 @@ _ORDERS: dict[str, Callable[[], ChoiceOrder]] = {
     "reverse": lambda: FixedOrder(REVERSE_ORDER, "reverse"),
     "structural": lambda: FixedOrder(STRUCTURAL_ORDER, "structural"),
     "outer": OuterStripFirst,
+    "compute": ComputeFirst,
     "dynamic": DynamicOrder,
     "random": RandomOrder,
 }
@@ -226,6 +278,6 @@ def order_spec(order: ChoiceOrder):
     return list(names)
 
 
-__all__ = ["REVERSE_ORDER", "STRUCTURAL_ORDER", "THESIS_ORDER", "ChoiceOrder", "DynamicOrder",
-           "FixedOrder", "OuterStripFirst", "RandomOrder", "choice_order", "open_choice",
-           "order_names", "order_spec", "register_order"]
+__all__ = ["REVERSE_ORDER", "STRUCTURAL_ORDER", "THESIS_ORDER", "ChoiceOrder", "ComputeFirst",
+           "DynamicOrder", "FixedOrder", "OuterStripFirst", "RandomOrder", "choice_order",
+           "open_choice", "order_names", "order_spec", "register_order"]

@@ -52,6 +52,7 @@ from ..errors import WorkbenchError
 from ..kernels import build_kernel
 from ..kernels.linalg import SMALL_SIZES
 from ..paths import data_dir
+from ..runtime.backend import bound_target
 from ..runtime.records import RecordStore
 
 STAGES = ("calibration", "correctness", "random", "search", "report")
@@ -272,10 +273,6 @@ def _drawn(pool, jobs, cache: DrawnCache | None = None):
 
 
 # ---------------------------------------------------------------- measuring
-def _bound_target(backend):
-    return getattr(backend, "bound_target", backend.target)
-
-
 def _facts(camp: Campaign, gens) -> dict:
     """ptxas facts per kernel name (empty without nvcc)."""
     from ..codegen.compile import CompileError, nvcc_path, ptxas_report
@@ -306,7 +303,7 @@ def measure(camp: Campaign, stage: str, items: list) -> list:
     if not items:
         return []
     o, be = camp.options, camp.backend
-    target = _bound_target(be)
+    target = bound_target(be)
     gens = [generate(c, f"wb_{stage}_{i}") for i, (_, _, c) in enumerate(items)]
     # the CUDA backend compiles its batch with ptxas -v itself (x_ptxas); others get it here
     facts = {} if getattr(be, "name", "") == "cuda" else _facts(camp, gens)

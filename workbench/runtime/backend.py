@@ -63,6 +63,13 @@ class Backend(Protocol):
         ...
 
 
+def bound_target(backend) -> object:
+    """The target the bound takes for `backend`'s runs: its `bound_target`
+    when it has one (the CPU backend: the host with its threads), else its
+    `target`."""
+    return getattr(backend, "bound_target", backend.target)
+
+
 _FACTORIES: dict[str, Callable[..., Backend]] = {}
 _LAST_INPUTS: list = []  # [(key, inputs, expected)]: the last kernel's, at most one
 _KEEP_BYTES = 2 << 30  # a draw larger than this is not kept

@@ -24,6 +24,7 @@ from .backend import (
     Measurement,
     Reference,
     backends,
+    bound_target,
     get_backend,
     max_error,
     register_backend,
@@ -35,15 +36,17 @@ MIN_SAMPLES = 10
 
 def evaluate(cands, backend="cpu", store: RecordStore | str | None = "default",
              samples: int = MIN_SAMPLES, timeout_s: float = 10.0, seed: int = 0,
-             prebuilt: list | None = None, run_limit_s: float | None = None
-             ) -> list[Record]:
+             prebuilt: list | None = None, run_limit_s: float | None = None,
+             bounds: list | None = None) -> list[Record]:
     """Evaluate fixed candidates of one kernel on `backend` (a registered
     name or a Backend); returns the records, appended to `store` unless it
     is None. `prebuilt`: per candidate, what the backend's `prebuild` made
     of it elsewhere (or None), for a backend that takes it. A candidate
     whose bound is past `run_limit_s` (at most, and by default, the
     backend's `first_run_limit_s`) is a `timeout` without running: a GPU
-    kernel cannot be interrupted, and the bound proves it would pass."""
+    kernel cannot be interrupted, and the bound proves it would pass.
+    `bounds`: per candidate, its Bound on the backend's `bound_target` when
+    the caller already has it (or None), so that it is not taken twice."""
     cands = list(cands)
     if not cands:
         return []
@@ -54,10 +57,13 @@ def evaluate(cands, backend="cpu", store: RecordStore | str | None = "default",
         raise WorkbenchError("evaluate() takes candidates of one kernel per call")
     be = get_backend(backend) if isinstance(backend, str) else backend
     samples = max(MIN_SAMPLES, samples)
+    given = list(bounds) if bounds is not None else [None] * len(cands)
+    if len(given) != len(cands):
+        raise WorkbenchError(f"evaluate() got {len(given)} bounds for {len(cands)} candidates")
     bounds = []
-    for cand in cands:
+    for cand, b in zip(cands, given):
         try:
-            b = bound(cand, getattr(be, "bound_target", be.target))
+            b = b if b is not None else bound(cand, bound_target(be))
             bounds.append((b.value_ns, b.justification.text))
         except WorkbenchError as exc:
             bounds.append((None, f"no bound: {exc}"))

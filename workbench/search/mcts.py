@@ -26,8 +26,9 @@ from dataclasses import dataclass, field, fields, replace
 from ..candidate import Candidate, Choice
 from ..errors import WorkbenchError
 from ..orders import choice_order, open_choice, order_spec
+from ..runtime.backend import bound_target
 from ..runtime.records import RecordStore
-from .simulate import Task, backend_for, bound_target, hopeless, register_root, simulate
+from .simulate import Task, backend_for, hopeless, register_root, simulate
 from .tree import CAUSES, Node, expand, model_weights, tree_policy, weighted_pick
 from .workers import InlineExecutor, executor
 
@@ -206,17 +207,19 @@ class Search:
             return
         rec = out.record
         if rec is None:  # measured here: one evaluation per device at a time
+            from ..model import bound
             from ..runtime.evaluator import evaluate
             root = self.start.problem.root_problem
             cand = Candidate.replay(root.kernel, out.trail, self.space)
             # the best may have improved since the rollout was sent (the GPU
             # measures one at a time while every worker rolls out); and a
             # candidate bounded past the time limit could only time out
-            if hopeless(self._bound(cand), self.best_ns, self.timeout_s):
+            b = bound(cand, self.target)
+            if hopeless(b.value_ns, self.best_ns, self.timeout_s):
                 self.cuts["model"] += 1  # a rollout's end, not the node's subtree
                 return
             rec = evaluate([cand], self.backend, store=None, samples=self.samples,
-                           timeout_s=self.timeout_s,
+                           timeout_s=self.timeout_s, bounds=[b],
                            prebuilt=None if out.built is None else [out.built])[0]
         leaf = path[-1]
         rec = rec.with_search({  # the search's fields: see Record

@@ -22,6 +22,7 @@ from ..candidate import Candidate
 from ..descent import descend
 from ..errors import WorkbenchError
 from ..orders import choice_order
+from ..runtime.backend import bound_target
 from ..runtime.records import Record
 
 _ROOTS: dict = {}
@@ -56,10 +57,6 @@ def backend_for(name: str, options: dict):
     if key not in _BACKENDS:
         _BACKENDS[key] = get_backend(name, **options)
     return _BACKENDS[key]
-
-
-def bound_target(backend) -> object:
-    return getattr(backend, "bound_target", backend.target)
 
 
 @dataclass(frozen=True)
