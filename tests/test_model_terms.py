@@ -120,7 +120,7 @@ def _widths(*dims, vector=1):
     """merge_widths of one access whose dims are (step, size, kind)."""
     named = [(SimpleNamespace(name=f"u{i}"), step) for i, (step, _, _) in enumerate(dims)]
     impl = SimpleNamespace(
-        ancestors=lambda inst: [SimpleNamespace(kind=DimKind.VECTOR, size=vector)] * (vector > 1),
+        vector_size=lambda inst: vector,
         coefficients=lambda inst: named,
         size={f"u{i}": size for i, (_, size, _) in enumerate(dims)},
         kind={f"u{i}": kind for i, (_, _, kind) in enumerate(dims)})

@@ -156,6 +156,11 @@ class Implementation:
             node = node.parent
         return out[::-1]
 
+    def vector_size(self, inst) -> int:
+        """The values one access of `inst` moves by its VECTOR loop (1: none;
+        a statement is nested in at most one)."""
+        return next((lp.size for lp in self.ancestors(inst) if lp.kind == DimKind.VECTOR), 1)
+
     def _map_hardware(self) -> None:
         k = self.kernel
         threads = [lp for lp in self.loops if lp.kind == DimKind.THREAD]

@@ -104,7 +104,7 @@ def merge_widths(impl, inst) -> list[int]:
     by two dimensions together (steps 3 and 4: offsets 3 and 4) counts too;
     a negative step mirrors the set, which keeps its runs. LOOP dimensions
     are printed `#pragma unroll 1`: no merge crosses them."""
-    vec = next((lp.size for lp in impl.ancestors(inst) if lp.kind == DimKind.VECTOR), 1)
+    vec = impl.vector_size(inst)
     offsets = np.zeros(1, dtype=np.int64)
     for d, c in impl.coefficients(inst):
         size = impl.size[d.name]
@@ -126,8 +126,7 @@ def warp_access(impl, inst, hw: Hardware, width: int | None = None) -> tuple[flo
     bx, by, bz = impl.block_dim
     threads = bx * by * bz
     coef = {d.name: c for d, c in impl.coefficients(inst)}
-    anc = impl.ancestors(inst)
-    vec = width or next((lp.size for lp in anc if lp.kind == DimKind.VECTOR), 1)
+    vec = width or impl.vector_size(inst)
     t = np.arange(threads)
     tid = {"x": t % bx, "y": (t // bx) % by, "z": t // (bx * by)}
     addr = np.zeros(threads, dtype=np.int64)
