@@ -29,6 +29,9 @@ REDUNDANT = {
     # through memory): the init's dim is UNROLL or VECTOR too
     "one class of kinds per pair": ("// Unless through memory, both ends of a pair",
                                     [("dim_kind", ("d10",), "UNROLL")]),
+    # at the root already: an instruction's own dimensions are nested, and
+    # thread_mapping(d0, d1) offered MAPPED, which only dead-ended
+    "nested never mapped": ("// Nested dimensions are never MAPPED", []),
 }
 
 

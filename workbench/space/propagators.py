@@ -317,30 +317,41 @@ class Clause:
 
 
 def _enforce_union(st: Store, first, rest, cause) -> list:
-    """Several open literals: when they all restrict one variable, that
-    variable keeps the union of what they allow."""
-    got = as_mask(st, first)
-    if got is None:
-        return ()
-    v, mask = got
-    for lit in rest:
-        got = as_mask(st, lit)
-        if got is None or got[0] != v:
-            return ()
-        mask |= got[1]
-    return [v] if st.restrict(v, mask, cause) else []
+    """Several open literals: when they all bear on one variable, that
+    variable keeps the union of what they allow. A binary relation bears on
+    both of its variables: it allows a value of one only if some value of
+    the other supports it, so `order(y, d) is IN | MERGED || order(y, x) ==
+    order(y, d)` keeps of order(y, d) IN, MERGED and the values order(y, x)
+    may still take (eq. 4.4 pruned none before one side was fixed)."""
+    for v in lit_vars(first) if first[0] == PAIR else (first[1],) if first[0] == MASK else ():
+        mask = _projection(st, first, v)
+        for lit in rest:
+            got = _projection(st, lit, v)
+            if got is None:
+                break
+            mask |= got
+        else:
+            return [v] if st.restrict(v, mask, cause) else []
+    return ()
 
 
-def as_mask(st: Store, lit):
-    """(v, mask) when a literal restricts one variable only, else None."""
+def _projection(st: Store, lit, v):
+    """The values of `v` under which `lit` may still hold (a mask), or None
+    when it does not bear on `v` alone (another variable, or a numeric
+    literal)."""
     if lit[0] == MASK:
-        return lit[1], lit[2]
+        return lit[2] if lit[1] == v else None
     if lit[0] == PAIR:
-        d1, d2 = st.get(lit[1]), st.get(lit[2])
-        if d1 & (d1 - 1) == 0:
-            return lit[2], lit[3][d1.bit_length() - 1]
-        if d2 & (d2 - 1) == 0:
-            return lit[1], lit[4][d2.bit_length() - 1]
+        if lit[2] == v:  # values of v2 supported by some value of v1
+            sup, table = st.get(lit[1]), lit[3]
+        elif lit[1] == v:
+            sup, table = st.get(lit[2]), lit[4]
+        else:
+            return None
+        mask = 0
+        for i in bits(sup):
+            mask |= table[i]
+        return mask
     return None
 
 
