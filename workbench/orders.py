@@ -161,11 +161,7 @@ def _points(kernel) -> dict:
     if points is None:
         points = {}
         for inst in kernel.instructions():
-            logical = {id(d.logical): d.logical.size for d in inst.dims}
-            n = 1
-            for size in logical.values():
-                n *= size
-            points[inst.name] = n
+            n = points[inst.name] = inst.points()
             for d in inst.dims:
                 points[d.name] = max(points.get(d.name, 0), n)
         kernel._cache["order_points"] = points

@@ -211,6 +211,12 @@ class Instruction:
     def has_dim(self, d) -> bool:
         return d in self.dims
 
+    def points(self) -> int:
+        """The points of its iteration domain: the product of the sizes of
+        the logical dimensions it iterates on (its strip levels multiply to
+        them)."""
+        return math.prod(ld.size for ld in {d.logical for d in self.dims})
+
     def arrays(self) -> list[Array]:
         return [self.array] if self.array is not None else []
 

@@ -88,7 +88,7 @@ def compulsory_bytes(kernel, hw: Hardware) -> dict:
         a = i.array
         if a is None or a.temporary:
             continue
-        elems = math.prod(ld.size for ld in {d.logical for d in i.dims})
+        elems = i.points()
         out[a.name] = max(out.get(a.name, 0), elems * element_bytes(i, hw))
     return out
 

@@ -183,19 +183,9 @@ def enforce(st: Store, lit, cause) -> list:
 
 def _enforce_pair(st: Store, lit, cause) -> list:
     """Arc consistency on a binary relation given by support masks."""
-    _, v1, v2, t12, t21 = lit
-    d2 = st.get(v2)
-    m1 = 0
-    for i in bits(st.get(v1)):
-        if t12[i] & d2:
-            m1 |= 1 << i
-    out = [v1] if st.restrict(v1, m1, cause) else []
-    d1 = st.get(v1)
-    m2 = 0
-    for j in bits(d2):
-        if t21[j] & d1:
-            m2 |= 1 << j
-    if st.restrict(v2, m2, cause):
+    v1, v2 = lit[1], lit[2]
+    out = [v1] if st.restrict(v1, _projection(st, lit, v1), cause) else []
+    if st.restrict(v2, _projection(st, lit, v2), cause):
         out.append(v2)
     return out
 
@@ -323,9 +313,9 @@ def _enforce_union(st: Store, first, rest, cause) -> list:
     the other supports it, so `order(y, d) is IN | MERGED || order(y, x) ==
     order(y, d)` keeps of order(y, d) IN, MERGED and the values order(y, x)
     may still take (eq. 4.4 pruned none before one side was fixed)."""
-    for v in lit_vars(first) if first[0] == PAIR else (first[1],) if first[0] == MASK else ():
-        mask = _projection(st, first, v)
-        for lit in rest:
+    for v in lit_vars(first):
+        mask = 0
+        for lit in (first, *rest):
             got = _projection(st, lit, v)
             if got is None:
                 break
@@ -338,7 +328,8 @@ def _enforce_union(st: Store, first, rest, cause) -> list:
 def _projection(st: Store, lit, v):
     """The values of `v` under which `lit` may still hold (a mask), or None
     when it does not bear on `v` alone (another variable, or a numeric
-    literal)."""
+    literal). For a relation: the values of one side that some value of the
+    other side's domain supports (its tables are each other's transpose)."""
     if lit[0] == MASK:
         return lit[2] if lit[1] == v else None
     if lit[0] == PAIR:
