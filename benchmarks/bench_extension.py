@@ -1,5 +1,5 @@
 """The first lowering of a matmul: building the extended problem
-(`Problem.extended`) and carrying the candidate over to it (`_remap`), by
+(`Problem.extended`) and carrying the candidate over to it (`lowering.remap`), by
 the fast build and, as the peer in the same run, by the plain generic
 loops (`Problem._fast = False`, the engine before the fast paths). Each
 measure runs in a fresh process (nothing cached), `--repeat` times, best
@@ -26,14 +26,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def child(size: int, fast: bool) -> None:
     import workbench as wb
-    import workbench.candidate as wc
+    import workbench.space.lowering as lowering
     from workbench.space.problem import Problem
     Problem._fast = fast
     k = wb.kernels.matmul(m=size, n=size, k=size)
     t0 = time.perf_counter()
     root = wb.Candidate.root(k)
     root_s = time.perf_counter() - t0
-    spent = {"extended": 0.0, "_remap": 0.0}
+    spent = {"extended": 0.0, "remap": 0.0}
 
     def timed(owner, name):
         f = getattr(owner, name)
@@ -46,7 +46,7 @@ def child(size: int, fast: bool) -> None:
                 spent[name] += time.perf_counter() - t
         setattr(owner, name, g)
     timed(Problem, "extended")
-    timed(wc, "_remap")
+    timed(lowering, "remap")
     # the first pair that may go through memory (d0 → d10 on a matmul):
     # the lowering moves its whole communication (five pairs)
     ch = next(c for c in root.choices() if c.name == "dim_map" and "MEMORY" in c.values)
@@ -55,7 +55,7 @@ def child(size: int, fast: bool) -> None:
     click = time.perf_counter() - t0
     assert kid.problem is not root.problem
     print(json.dumps({"root_s": root_s, "click_s": click, "extended_s": spent["extended"],
-                      "remap_s": spent["_remap"], "instances": len(kid.problem.instances),
+                      "remap_s": spent["remap"], "instances": len(kid.problem.instances),
                       "digest": kid.digest()}))
 
 
@@ -98,7 +98,7 @@ def main() -> None:
         for which in ("before", "after"):
             r = row[which]
             print(f"  {which:6}  click {r['click_s']['median']:6.2f} s ({r['click_s']['best']:.2f})"
-                  f"  extended {r['extended_s']['median']:5.2f}  _remap "
+                  f"  extended {r['extended_s']['median']:5.2f}  remap "
                   f"{r['remap_s']['median']:5.2f}  | root {r['root_s']['median']:5.2f}")
         print(f"  speed-up of the click: {row['speedup_click_median']:.2f}x median, "
               f"{row['speedup_click_best']:.2f}x best")

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 import pytest
 
 import workbench as wb
+from workbench.space import lowering
 from workbench.space.problem import Problem, _weight
 from workbench.space.propagators import NUM
 
@@ -116,7 +117,7 @@ def test_lowered_candidate_same_as_from_scratch(name, seed):
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_extended_problem_same_as_from_scratch(name):
     """The extended problem, instance by instance, and the instances a
-    lowering adds (what `_remap` starts propagation with)."""
+    lowering adds (what `lowering.remap` starts propagation with)."""
     root = wb.Candidate.root(KERNELS[name]())
     c = wb.Candidate.replay(root.kernel, lowering_trail(root, random.Random(7), lowerings=1))
     new = c.problem
@@ -165,3 +166,25 @@ def test_an_extension_that_cannot_share_is_built_whole_the_same(monkeypatch):
     assert whole.shared_len == 0 and whole._fast
     assert state(whole) == state(shared)
     assert whole.new_instances(shared.root_problem) == shared.new_instances(shared.root_problem)
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.audit),
+                                  pytest.param(2, marks=pytest.mark.audit)])
+def test_seeds_change_no_candidate(name, seed, monkeypatch):
+    """A lowering's new variables start from their seed (the extended
+    problem propagated from the root's domains): the same candidates as
+    starting them from their initial domains, along trails that lower
+    twice, and the same behaviour after (a fresh kernel: no problem or plan
+    is shared between the two)."""
+    root = wb.Candidate.root(KERNELS[name]())
+    trail = lowering_trail(root, random.Random(seed))
+    seeded = wb.Candidate.replay(root.kernel, trail)
+    plans = [p for p in seeded.problem.__dict__.get("_plan_from", {}).values()]
+    assert plans and all(len(p.log) for p in plans), "no lowering met, or its seed pruned nothing"
+    monkeypatch.setattr(lowering, "_seed", lambda *a: None)
+    plain = wb.Candidate.replay(KERNELS[name](), trail)
+    assert plain.problem.fired == seeded.problem.fired
+    assert plain.digest() == seeded.digest()
+    assert plain.choices() == seeded.choices()
+    assert follow(plain, random.Random(seed + 100)) == follow(seeded, random.Random(seed + 100))

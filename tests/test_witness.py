@@ -193,7 +193,7 @@ def test_watched_fixpoint_equals_a_naive_sweep(name):
                 assert [list(t) for t in st_.tables] == [list(t) for t in c2._tables]
                 compared += 1
             else:  # a lowering: the extended problem's propagation started
-                # from only some instances (candidate._transfer_plan); every
+                # from only some instances (lowering.transfer_plan); every
                 # propagator of it must find c2 already at its fixpoint
                 st_ = Store(c2.problem, c2._tables)
                 for inst in c2.problem.instances:

@@ -15,19 +15,16 @@ import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import numpy as np
-
 from .errors import DeadEnd, InvalidDecision, NeverAppears
+from .space.lowering import settle
 from .space.problem import Problem, permute
 from .space.propagators import (
     DECISION,
     EXTRA,
     FALSE,
     INF,
-    MASK,
     Store,
     decision_start,
-    fixpoint,
     pack_sat,
     status,
 )
@@ -240,7 +237,7 @@ class Candidate:
                 if dom & removed:
                     st.put(v, dom & ~removed, EXTRA)
                     problem.extra_reason[problem.keys[v]] = reason
-            problem, st, history = _settle(problem, st, range(len(problem.instances)))
+            problem, st, history = settle(problem, st, range(len(problem.instances)))
             root = cls(problem, st.tables, (), st.log, history, pack_sat(st.sat))
             base._root_candidate = root  # for root_candidate() once the cache let it go
             per_kernel[key] = root
@@ -452,7 +449,7 @@ class Candidate:
                 st.put(v, dom & mask, DECISION)
             written.append(v)
         try:
-            p2, st, history = _settle(p, st, [j for v in written for j in decision_start(st, v)])
+            p2, st, history = settle(p, st, [j for v in written for j in decision_start(st, v)])
         except DeadEnd as e:
             e.decision = ds[-1]
             raise
@@ -557,90 +554,6 @@ def _value_mask(problem: Problem, v: int, inv: bool, values) -> tuple[int, list]
     if inv:
         mask = permute(mask, info.inverse)
     return mask, unknown
-
-
-def _settle(problem: Problem, st: Store, start):
-    """Fixpoint, running triggers and extending the problem as they fire."""
-    fixpoint(st, start)
-    history: list = []
-    while st.pending:
-        new = problem.extended(problem.fired | st.pending)
-        history.append((problem, st.log))
-        st, start = _remap(problem, new, st)
-        problem = new
-        fixpoint(st, start)
-    return problem, st, tuple(history)
-
-
-def _remap(old: Problem, new: Problem, st: Store):
-    """Carry the domains of choices over to the extended problem; new
-    variables start with their initial domain. Counters are derived values:
-    they restart from their initial domain and are recomputed from their
-    (possibly new) terms, so that the limits on them (shared memory, threads)
-    also judge what the lowering added."""
-    where, start = _transfer_plan(old, new)
-    old_tables = st.tables
-    tables = []
-    for ci, init in enumerate(new.init_tables):
-        w = where[ci]
-        if w is None:  # all fresh
-            tables.append(list(init))
-            continue
-        oc, pos = w
-        ot = old_tables[oc]
-        tables.append([ot[k] if k >= 0 else x for k, x in zip(pos, init)])
-    nst = Store(new, tables)
-    nst.owned = [True] * len(tables)
-    # a clause satisfied before is satisfied after: its literals read
-    # carried domains (without this, every clause is found satisfied again
-    # by a run after each lowering)
-    here, there = new.kept_instances(old)
-    if len(here):  # written in place: nst.sat is a fresh bytearray
-        np.frombuffer(nst.sat, np.uint8)[here] = np.frombuffer(st.sat, np.uint8)[there]
-    return nst, start
-
-
-def _transfer_plan(old: Problem, new: Problem):
-    """What `_remap` needs from the two problems alone, once per pair (a
-    lowering is met again and again below the same candidates): per choice,
-    where each variable's domain comes from in `old` (-1: fresh), and the
-    instances to run first — those that read a fresh variable and those the
-    lowering created (a snippet condition that changed with the kernel),
-    less the clauses two of whose literals on fresh variables are still
-    open on their initial domains (they cannot prune before one closes, and
-    their watch wakes them then)."""
-    cache = new.__dict__.setdefault("_plan_from", {})
-    got = cache.get(id(old))
-    if got is not None:
-        return got
-    where, fresh = [], set()
-    for ci, init in enumerate(new.init_tables):
-        counter = new.choice_infos[ci].kind == "counter"
-        pos, oc = [-1] * len(init), None
-        for v in new.choice_vars[ci]:
-            got = None if counter else old.index.get(new.keys[v])
-            if got is None:
-                fresh.add(v)
-                continue
-            ov = got[0]
-            if oc is None:
-                oc = old.vc[ov]
-            assert old.vc[ov] == oc  # a choice's variables share one table
-            pos[new.vj[v]] = old.vj[ov]
-        where.append(None if oc is None else (oc, pos))
-    start = {j for v in fresh for _, js in new.wake[v] for j in js}
-    start.update(new.new_instances(old))
-    insts, tables = new.instances, new.init_tables
-    keep = []
-    for j in sorted(start):
-        if new.guarded[j]:
-            open_fresh = {lit[1] for lit in insts[j].lits if lit[0] == MASK and lit[1] in fresh
-                          and tables[new.vc[lit[1]]][new.vj[lit[1]]] & lit[2]}
-            if len(open_fresh) >= 2:
-                continue
-        keep.append(j)
-    got = cache[id(old)] = (where, keep)
-    return got
 
 
 def _interval(iv) -> str:

@@ -2,25 +2,27 @@
 
 The first decision that lowers a communication (thesis §3.3.4) builds the
 kernel's extended problem and carries the candidate over to it: 0.45–0.65 s
-on matmul 1024 (1.3–1.8 s before it shared the root's clauses), against ~30 ms
-for a decision once that problem exists. A person
-reading the panels leaves the interpreter idle for seconds, so a background
-thread builds, one at a time, extended problems one lowering away from the
-candidate on show, and the set of new propagator instances the carry-over
-runs (`Problem.new_instances`). The explorer offers only those a listed
-value's child reaches (its look-ahead worker found them): building every
-lowering ahead (`Candidate.lowerings_ahead`, 5 s on matmul 1024 at the
-root) kept the kernel busy through fast clicking and doubled its click
-latency (median 36 → 87 ms in the browser benchmark). A decision that needs
-a problem being built waits for that build (`Problem.extended` is
-thread-safe) instead of starting another. A newer offer replaces the older
-one between two builds.
+on matmul 1024 (1.3–1.8 s before it shared the root's clauses), against ~30
+ms for a decision once that problem exists. A person reading the panels
+leaves the interpreter idle for seconds, so a background thread builds, one
+at a time, extended problems one lowering away from the candidate on show,
+and the carry-over's plan (`lowering.transfer_plan`: the new propagator
+instances it runs and the new variables' seeds). The explorer offers only
+those a listed value's child reaches (its look-ahead worker found them):
+building every lowering ahead (`Candidate.lowerings_ahead`, 5 s on matmul
+1024 at the root) kept the kernel busy through fast clicking and doubled
+its click latency (median 36 → 87 ms in the browser benchmark). A decision
+that needs a problem being built waits for that build (`Problem.extended`
+is thread-safe) instead of starting another. A newer offer replaces the
+older one between two builds.
 """
 
 from __future__ import annotations
 
 import gc
 import threading
+
+from .space.lowering import transfer_plan
 
 
 class LoweringPrebuilder:
@@ -99,7 +101,7 @@ class LoweringPrebuilder:
             seen.add(id(new))
             held.append(new)
             self.built += fresh
-            new.new_instances(p)
+            transfer_plan(p, new)  # the carry-over's instances and the new variables' seeds
             if self.freeze:  # the problem and the carry-over's signature sets
                 keep_out_of_gc()
 

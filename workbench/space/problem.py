@@ -933,7 +933,7 @@ class Problem:
     def kept_instances(self, old: Problem) -> tuple:
         """(ids here, ids in `old`) of the instances both problems have, as
         two arrays: a clause satisfied in `old` on carried domains is
-        satisfied here too (`candidate._remap`)."""
+        satisfied here too (`lowering.remap`)."""
         return self._against(old)[1]
 
     def _against(self, old: Problem) -> tuple:

@@ -45,7 +45,7 @@ class Store:
         # the fixpoint skips it (79 % of clause runs on matmul 1024 were of
         # satisfied clauses). Marked when a run finds it, when a watched
         # literal becomes true (`_wake`, `decision_start`), and carried over
-        # a lowering (`candidate._remap`). Kept packed in the candidate.
+        # a lowering (`lowering.remap`). Kept packed in the candidate.
         self.sat = unpack_sat(sat, len(problem.instances))
         self.owned = [False] * len(self.tables)
         self.vc = problem.vc
