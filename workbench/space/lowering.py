@@ -127,11 +127,12 @@ def transfer_plan(old: Problem, new: Problem) -> TransferPlan:
     seeded = fresh - counters if seed is not None else set()
     # the seed's propagation also pruned carried variables, which a
     # candidate's own domains need not show: a clause it satisfied is
-    # satisfied below only by a literal on seeded variables
+    # satisfied below only by a literal on seeded variables (so it reads
+    # one: it is in `start`)
     view = Store(new, tables)
-    sat = [j for j in np.flatnonzero(np.frombuffer(seed_sat, np.uint8))
-           if any(seeded.issuperset(lit_vars(lit)) and status(view, lit) == TRUE
-                  for lit in insts[j].lits)]
+    sat = [j for j in sorted(start) if seed_sat[j]
+           and any(seeded.issuperset(lit_vars(lit)) and status(view, lit) == TRUE
+                   for lit in insts[j].lits)]
     done, keep = set(sat), []
     for j in sorted(start):
         # the seed's propagation left every instance it ran at a fixpoint:
