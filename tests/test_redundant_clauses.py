@@ -32,6 +32,11 @@ REDUNDANT = {
     # at the root already: an instruction's own dimensions are nested, and
     # thread_mapping(d0, d1) offered MAPPED, which only dead-ended
     "nested never mapped": ("// Nested dimensions are never MAPPED", []),
+    # at the root: the ends of the reduction's initialisation (never through
+    # memory) offered IN, OUT and MAPPED values that only dead-ended
+    "pairs map alike": ("// Unless a pair goes through memory, its ends are MAPPED", []),
+    # at the root: st_c offered IN ld_a's k loops, ld_a's m loop OUT of st_c's
+    "pairs' orders": ("// What the clause above implies through the orders of a pair", []),
 }
 
 
