@@ -67,3 +67,22 @@ def test_redundant_clause_removes_no_solution(clause):
     # three seeds from the root, then along the random paths
     found = witnesses_replay([weak_root] * 3 + starts, replay)
     assert found >= 3
+
+
+@pytest.mark.parametrize("name", [
+    "axpy", "matmul",
+    pytest.param("strided_matmul", marks=pytest.mark.audit),
+    pytest.param("batched_matmul", marks=pytest.mark.audit),
+    pytest.param("reuse_matmul", marks=pytest.mark.audit)])
+def test_root_offers_no_value_that_only_dead_ends(name):
+    """Every value the root offers has a live child (the redundant clauses
+    above are what removed the last of them: 12–94 per kernel before)."""
+    root = wb.Candidate.root(wb.kernels.build_kernel(name, SMALL_SIZES[name]))
+    dead = []
+    for ch in root.choices():
+        for v in ch.values:
+            try:
+                root.apply(ch.name, ch.objects, v)
+            except wb.DeadEnd as e:
+                dead.append(f"{ch.name}({', '.join(ch.objects)}) = {v}: {e}")
+    assert not dead, f"{len(dead)} values only dead-end, e.g. {dead[:3]}"
