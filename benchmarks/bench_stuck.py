@@ -88,26 +88,58 @@ def explain_stored(paths: list, out: str | None) -> None:
         data = json.load(open(path))
         for run in data["rows"] if isinstance(data, dict) else data:
             for st in run.get("stuck_states", []):
-                cand = wb.Candidate.from_json(json.dumps(st["candidate"]))
+                head = {"from": Path(path).name, "seed": run.get("seed"),
+                        "kernel": run["kernel"], "choice": st["choice"]}
+                # the trail replayed by this engine (the saved digest is the
+                # engine's of the day: a stronger space changes it)
+                choice = (st["choice"][0], tuple(st["choice"][1]))
+                gone = _no_longer_stuck(st["candidate"], choice)
+                if gone:
+                    rows.append({**head, "gone": gone})
+                    print(json.dumps(rows[-1]), flush=True)
+                    continue
+                cand = wb.Candidate.replay(wb.kernels.from_spec(st["candidate"]["kernel"]),
+                                           st["candidate"]["trail"])
                 t0 = time.perf_counter()
-                ex = wb.explain(cand, choice=(st["choice"][0], tuple(st["choice"][1])))
-                row = {"from": Path(path).name, "seed": run.get("seed"),
-                       "kernel": run["kernel"], "choice": st["choice"],
-                       "culprits": len(ex.culprits), "verified": ex.verified,
+                ex = wb.explain(cand, choice=choice)
+                row = {**head, "culprits": len(ex.culprits), "verified": ex.verified,
                        "by_value": [[v, len(sub)] for v, sub in ex.by_value],
                        "seconds": round(time.perf_counter() - t0, 1), "text": ex.text}
                 rows.append(row)
                 print(json.dumps({k: v for k, v in row.items() if k != "text"}), flush=True)
+    gone = [r for r in rows if "gone" in r]
+    rows = [r for r in rows if "gone" not in r]
     sizes = [r["culprits"] for r in rows]
     worst = [max((n for _, n in r["by_value"]), default=r["culprits"]) for r in rows]
-    summary = {"states": len(rows), "verified": sum(r["verified"] for r in rows),
+    summary = {"no_longer_stuck": len(gone), "states": len(rows),
+               "verified": sum(r["verified"] for r in rows),
                "at_most_5": sum(n <= 5 for n in sizes),
                "every_value_at_most_5": sum(n <= 5 for n in worst)}
     print(json.dumps(summary))
     if out:
         Path(out).write_text(json.dumps({"date": time.strftime("%Y-%m-%d"),
                                          "command": " ".join(sys.argv), "summary": summary,
-                                         "rows": rows}, indent=1) + "\n")
+                                         "rows": rows + gone}, indent=1) + "\n")
+
+
+def _no_longer_stuck(saved: dict, choice: tuple) -> str | None:
+    """Why a saved stuck state is not one for this engine (its trail
+    dead-ends sooner, the choice is decided, a value of it now lives), or
+    None when it still is."""
+    try:
+        cand = wb.Candidate.replay(wb.kernels.from_spec(saved["kernel"]), saved["trail"])
+    except wb.DeadEnd as e:
+        return f"the trail dead-ends sooner: {e}"
+    ch = next((c for c in cand.choices() if (c.name, tuple(c.objects)) == choice), None)
+    if ch is None:
+        return "the choice is decided by propagation"
+    for v in ch.values:
+        try:
+            cand.apply(ch.name, ch.objects, v)
+            return f"{v} lives"
+        except wb.DeadEnd:
+            pass
+    return None
 
 
 def main() -> None:
