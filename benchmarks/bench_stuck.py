@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 import workbench as wb
+from workbench.descent import _children
 from workbench.errors import DeadEnd
 from workbench.kernels.linalg import SMALL_SIZES
 
@@ -93,13 +94,11 @@ def explain_stored(paths: list, out: str | None) -> None:
                 # the trail replayed by this engine (the saved digest is the
                 # engine's of the day: a stronger space changes it)
                 choice = (st["choice"][0], tuple(st["choice"][1]))
-                gone = _no_longer_stuck(st["candidate"], choice)
+                cand, gone = _replayed(st["candidate"], choice)
                 if gone:
                     rows.append({**head, "gone": gone})
                     print(json.dumps(rows[-1]), flush=True)
                     continue
-                cand = wb.Candidate.replay(wb.kernels.from_spec(st["candidate"]["kernel"]),
-                                           st["candidate"]["trail"])
                 t0 = time.perf_counter()
                 ex = wb.explain(cand, choice=choice)
                 row = {**head, "culprits": len(ex.culprits), "verified": ex.verified,
@@ -122,24 +121,19 @@ def explain_stored(paths: list, out: str | None) -> None:
                                          "rows": rows + gone}, indent=1) + "\n")
 
 
-def _no_longer_stuck(saved: dict, choice: tuple) -> str | None:
-    """Why a saved stuck state is not one for this engine (its trail
-    dead-ends sooner, the choice is decided, a value of it now lives), or
-    None when it still is."""
+def _replayed(saved: dict, choice: tuple) -> tuple:
+    """(the candidate of a saved stuck state's trail replayed by this engine,
+    why it is not stuck any more: its trail dead-ends sooner, the choice is
+    decided, a value of it now lives; None when it still is)."""
     try:
         cand = wb.Candidate.replay(wb.kernels.from_spec(saved["kernel"]), saved["trail"])
     except wb.DeadEnd as e:
-        return f"the trail dead-ends sooner: {e}"
+        return None, f"the trail dead-ends sooner: {e}"
     ch = next((c for c in cand.choices() if (c.name, tuple(c.objects)) == choice), None)
     if ch is None:
-        return "the choice is decided by propagation"
-    for v in ch.values:
-        try:
-            cand.apply(ch.name, ch.objects, v)
-            return f"{v} lives"
-        except wb.DeadEnd:
-            pass
-    return None
+        return cand, "the choice is decided by propagation"
+    kids, _ = _children(cand, ch)
+    return cand, (f"{len(kids)} of its values live" if kids else None)
 
 
 def main() -> None:

@@ -247,7 +247,8 @@ def test_explore_takes_a_kernel_or_a_candidate_and_the_fusion_tab_reads_the_engi
 def _a_dead_value(c, rng):
     """(choice, value) of a value of `c` whose child dead-ends, choices in a
     random order (but the lowering ones, slow to try), or None."""
-    for ch in rng.sample(c.choices(), len(c.choices())):
+    choices = c.choices()
+    for ch in rng.sample(choices, len(choices)):
         if ch.name == "dim_map":
             continue
         for v in ch.values:

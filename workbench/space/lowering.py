@@ -112,7 +112,7 @@ def transfer_plan(old: Problem, new: Problem) -> TransferPlan:
             pos[new.vj[v]] = old.vj[ov]
         where.append(None if oc is None else (oc, pos))
     start = {j for v in fresh for _, js in new.wake[v] for j in js}
-    start.update(new.new_instances(old))
+    start = sorted(start.union(new.new_instances(old)))
     seed = _seed(new, fresh, start)
     insts = new.instances
     if seed is None:
@@ -123,18 +123,18 @@ def transfer_plan(old: Problem, new: Problem) -> TransferPlan:
     tables = [list(t) for t in tables]
     for v in counters:
         tables[new.vc[v]][new.vj[v]] = new.init_tables[new.vc[v]][new.vj[v]]
-    log = tuple(e for e in log if e[0] in fresh and e[0] not in counters)
     seeded = fresh - counters if seed is not None else set()
+    log = tuple(e for e in log if e[0] in seeded)
     # the seed's propagation also pruned carried variables, which a
     # candidate's own domains need not show: a clause it satisfied is
     # satisfied below only by a literal on seeded variables (so it reads
     # one: it is in `start`)
     view = Store(new, tables)
-    sat = [j for j in sorted(start) if seed_sat[j]
+    sat = [j for j in start if seed_sat[j]
            and any(seeded.issuperset(lit_vars(lit)) and status(view, lit) == TRUE
                    for lit in insts[j].lits)]
     done, keep = set(sat), []
-    for j in sorted(start):
+    for j in start:
         # the seed's propagation left every instance it ran at a fixpoint:
         # one that reads only seeded variables reads the same domains here
         # (a trigger's firing is not in the domains: it runs)
@@ -150,7 +150,7 @@ def transfer_plan(old: Problem, new: Problem) -> TransferPlan:
     return got
 
 
-def _seed(new: Problem, fresh: set, start) -> tuple | None:
+def _seed(new: Problem, fresh: set, start: list) -> tuple | None:
     """(tables, log, sat) of a propagation of `new` from the root
     candidate's domains (initial ones where the root has no such variable,
     or is not built yet), fresh variables at their initial domain, running
@@ -171,7 +171,7 @@ def _seed(new: Problem, fresh: set, start) -> tuple | None:
     st = Store(new, tables)
     st.owned = [True] * len(tables)
     try:
-        fixpoint(st, sorted(start))
+        fixpoint(st, start)
     except DeadEnd:
         return None
     return st.tables, st.log, st.sat
