@@ -58,6 +58,28 @@ def test_replication_across_foreign_thread_dims():
     assert _usage(cpu, "block", "issue").fields["amount"] == 2 * 1024 + 2 * 32
 
 
+def test_a_dimension_that_may_share_a_thread_dimension_is_not_counted_in_a_thread():
+    """copy of 1,024 floats with x's dimension THREAD: 1,024 threads, the
+    block's limit. z's dimension is LOOP or THREAD; as THREAD it may be
+    MAPPED to x's, adding no thread. Counting it in one thread (1,024 stores)
+    and dividing by η_lcm/η_min (1,024/1,024: the limit caps η_lcm) bounded
+    the candidate at 1,025 issue cycles, 517.7 ns, while its MAPPED child
+    runs one load and one store a thread (the chain ld_x → st_z, and 64
+    wavefronts in the block: 32.3 ns). Eqs. 5.23–5.24 hold only for a
+    dimension that adds its own size to η: z's is not counted, and the
+    parent's bound is its THREAD child's."""
+    k = copy_kernel(1024)
+    dx, dz = k.dims()
+    parent = wb.Candidate.root(k).apply("dim_kind", (dx.name,), "THREAD")
+    assert parent.domain("dim_kind", (dz.name,)) == {"LOOP", "THREAD"}
+    thread = wb.bound(parent.apply("dim_kind", (dz.name,), "THREAD"), "h200")
+    assert thread.value_ns == pytest.approx(64 / 1.98)
+    b = wb.bound(parent, "h200")
+    assert b.value_ns == pytest.approx(thread.value_ns)
+    assert _usage(b, "thread", "issue").fields["amount"] == 2  # was 1 + 1,024
+    assert wb.bound(parent.apply("dim_kind", (dz.name,), "LOOP"), "h200").value_ns > 9_000
+
+
 def test_float4_cap():
     """matmul 64³ at the root: ld_b (64 × 64 elements, its n strips all unit
     stride and possibly unrolled) was counted 4096 / 4³ = 64 instructions;

@@ -94,6 +94,7 @@ class _Model:
         self._needed: dict = {}
         self._user_map: dict | None = None
         self._usage: dict = {}
+        self._counted: dict = {}
 
     # ------------------------------------------------- local analysis
     def latency(self, s) -> float:
@@ -137,8 +138,7 @@ class _Model:
         """Instances of `s` along its own dimensions that may map to a level
         ≤ `level` (restricted to `only` if given)."""
         f = self.f
-        everything = [d for d in (s.dims if only is None else only)
-                      if f.kinds(d) & UP_TO[level]]
+        everything = [d for d in (s.dims if only is None else only) if self.counts_at(d, level)]
         if instructions and s.is_mem() and self.impl is not None and self.hw.runs == "cuda":
             # a fixed candidate: its elements over the widest access its
             # unrolled copies allow (`memory.merge_widths`: exact runs where
@@ -166,6 +166,34 @@ class _Model:
         if vec or merged > 1:
             n = max(n, f.size_min(everything) / VECTOR_MAX)
         return n
+
+    def counts_at(self, d, level: int) -> bool:
+        """`d` counts as sequential in N^level (eq. 5.15): it may map to a
+        level ≤ `level`, and if it may map above, doing so would add its own
+        size to that level's parallelism. Eq. 5.25 divides a level's bound by
+        η_lcm/η_min on that ground (eqs. 5.23–5.24: each dimension counted
+        below but mapped above multiplies η by its size). A THREAD dimension
+        MAPPED to another one, or a BLOCK dimension merged with another,
+        shares its hardware dimension and adds nothing, so where that may
+        happen the dimension is not counted: else a thread whose mad could
+        run along a dimension MAPPED to the block's 1,024 threads was bounded
+        as if it ran all 1,024 rows (matmul 1024: 2.1 ms for a candidate
+        whose THREAD child the model bounds at 50 µs)."""
+        key = (d.name, level)
+        got = self._counted.get(key)
+        if got is None:
+            f = self.f
+            kinds = f.kinds(d)
+            above = kinds - UP_TO[level]
+            got = bool(kinds & UP_TO[level])
+            if got and DimKind.THREAD in above:
+                got = not any(e is not d and ThreadMapping.MAPPED in f.dom("thread_mapping", d, e)
+                              for e in self.k.dims())
+            if got and DimKind.BLOCK in above:
+                got = not any(f.may_merge(d, e) and DimKind.BLOCK in f.kinds(e)
+                              for e in self.k.dims())
+            self._counted[key] = got
+        return got
 
     def replication(self, s, level: int, store: bool | None = None, own=None) -> float:
         """Instances of `s` (or of a loop's control, with `own` its dims) that
@@ -478,7 +506,7 @@ class _Model:
         out = {}
         for d in kept:
             nest = [e for e in _nest(d) if e is not d and f.order(e, d) == {Order.OUT}]
-            per_level = [f.size_min([d] + [e for e in nest if f.kinds(e) & UP_TO[lv]])
+            per_level = [f.size_min([d] + [e for e in nest if self.counts_at(e, lv)])
                          for lv in range(level + 1)]
             iters = float(per_level[level])
             if cuda and level >= 1:
