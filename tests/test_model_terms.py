@@ -226,6 +226,48 @@ def test_loop_control_overhead():
     assert cpu.value_ns == pytest.approx(4096 / 6.2)
 
 
+def test_loops_that_may_merge_count_the_busiest():
+    """matmul 16³: B's k0 and the multiply-add's k0 LOOPs of 8, which may
+    still merge (order BEFORE or MERGED); the multiply-add's runs inside its
+    m0, a LOOP of 4. Merged, the one loop runs 32 iterations a thread (4 · 8);
+    apart, 8 + 32. So the control costs at least 32 compares and branches,
+    64 issue slots — not B's 16, which the dims' order used to keep, so that
+    deciding the merge could lower the count."""
+    c = wb.Candidate.root(wb.kernels.matmul(16, 16, 16))
+    dims = {d.label: d.name for d in c.kernel.dims()}
+    for label in ("b_k0", "c_m0", "c_k0"):
+        c = c.apply("dim_kind", (dims[label],), "LOOP")
+    c = c.apply("order", (dims["c_m0"], dims["c_k0"]), "OUT")
+    c = c.apply("size", (dims["c_m0"],), "4").apply("size", (dims["c_k0"],), "8")
+    assert c.domain("order", (dims["b_k0"], dims["c_k0"])) == {"BEFORE", "MERGED"}
+    control = {n.fields["statement"]: n.fields["amount"]
+               for n in _usage(wb.bound(c, "h200"), "thread", "issue").children
+               if "control" in n.fields["statement"]}
+    assert control == {"loop c_k0 (control)": 64, "loop c_m0 (control)": 8}
+
+
+def test_a_loop_waits_for_its_temporary_through_memory():
+    """axpy of 1,024 with y's and the fma's outer dimensions one LOOP of 8
+    (merged), y's middle dimension THREAD and the fma's UNROLL: y reaches
+    the fma through a temporary (st_ld_y_fma, then ld_ld_y_fma, in the loop's
+    body). Issued in order, each iteration's load of the temporary waits for
+    its store, which waits for ld_y: an L1 hit (28 cycles on h200), then the
+    temporary's load (shared memory, 19 cycles) before the fma: 47 cycles an
+    iteration, 376 over the 8, where the chain stopped at the store (28)."""
+    k = wb.kernels.axpy(1024)
+    lab = {d.label: d.name for d in k.dims()}
+    c = wb.Candidate.root(k)
+    for label, kind in (("y_n0", "LOOP"), ("f_n0", "LOOP"), ("y_n1", "THREAD"),
+                        ("f_n1", "UNROLL")):
+        c = c.apply("dim_kind", (lab[label],), kind)
+    c = c.apply("order", (lab["y_n0"], lab["f_n0"]), "MERGED")
+    c = c.apply("size", (lab["y_n0"],), "8").apply("size", (lab["y_n1"],), "32")
+    assert "ld_ld_y_fma" in {i.name for i in c.kernel.instructions()}
+    loop = next(n for n in wb.bound(c, "h200").justification.walk()
+                if n.kind == "LoopLevel" and n.fields["dims"] == [lab["y_n0"], lab["f_n0"]])
+    assert (loop.fields["iterations"], loop.fields["cycles"]) == (8, 8 * 47)
+
+
 def test_reduction_loop_executions():
     """matmul 16³ with the multiply-add's k0 a LOOP of 8 inside its m0, a
     LOOP of 4: the reduction's chain is the multiply-add on itself, 4

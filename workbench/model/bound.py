@@ -477,8 +477,8 @@ class _Model:
     def loop_iterations(self, level: int) -> dict:
         """{loop: (iterations, taken back-edges)} per instance of `level` of
         the loops that surely stay loops (thesis eqs. 5.5/5.7 and 5.11: the
-        overhead of a loop level is the least over its dimensions, here one
-        representative per class of merged dimensions). A GPU target counts
+        overhead of a loop level is the least over its dimensions, here
+        loops that surely differ, the busiest first). A GPU target counts
         LOOP dimensions (printed `#pragma unroll 1`); the CPU reference C
         prints every sequential dimension as a C loop, which the compiler
         keeps when it has at least `loop_min_trip` iterations. Iterations
@@ -494,17 +494,13 @@ class _Model:
         if not cuda and level >= 1 and self.impl is not None:
             self._loops[level] = got = self._c_loops(level)
             return got
-        kept: list = []
+        loops = {}
         for d in self.k.dims():
             kinds = f.kinds(d)
             if not kinds or not (kinds == {DimKind.LOOP} if cuda else kinds <= SEQUENTIAL):
                 continue
-            trip = f.sizes(d)[0]
-            if trip < max(2, self.hw.loop_min_trip) or any(f.may_merge(d, e) for e in kept):
+            if f.sizes(d)[0] < max(2, self.hw.loop_min_trip):
                 continue
-            kept.append(d)
-        out = {}
-        for d in kept:
             nest = [e for e in _nest(d) if e is not d and f.order(e, d) == {Order.OUT}]
             per_level = [f.size_min([d] + [e for e in nest if self.counts_at(e, lv)])
                          for lv in range(level + 1)]
@@ -513,8 +509,18 @@ class _Model:
                 iters *= self.replication(None, level, store=False, own=[d, *nest])
                 t_min = max(1, f.counter("threads_per_block")[0])
                 iters = max(iters, t_min * per_level[0])
-            trip = f.sizes(d)[0]
-            out[d.label] = (iters, iters * (1 - 1 / trip))
+            loops[d] = iters
+        # dimensions that may merge may be one loop: count loops that surely
+        # differ, the busiest first (any such set bounds the control; the
+        # dims' order kept the first one, so deciding a merge could drop the
+        # busier loop's count for the other's)
+        kept: list = []
+        for d in sorted(loops, key=lambda d: -loops[d]):
+            if not any(f.may_merge(d, e) for e in kept):
+                kept.append(d)
+        out = {}
+        for d in (d for d in loops if d in kept):
+            out[d.label] = (loops[d], loops[d] * (1 - 1 / f.sizes(d)[0]))
         self._loops[level] = out
         return out
 
@@ -609,7 +615,16 @@ class _Model:
                 continue
             inner = []
             for a, b, w, o in edges:
-                if o is None or a not in body or b not in body or o.kind != "inst":
+                if a not in body or b not in body:
+                    continue
+                if o is None:
+                    # a temporary's load comes after its store in the body:
+                    # issued in order, it waits for the store, which waits
+                    # for its operand (the thread's chain counts the same edge)
+                    if in_order:
+                        inner.append((a, b, w, o))
+                    continue
+                if o.kind != "inst":
                     continue
                 if any(f.surely_merged(p, d) and f.surely_merged(q, d) for p, q in o.pairs) \
                         or in_order and self._same_iteration(a, b, d):
