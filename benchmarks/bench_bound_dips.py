@@ -19,12 +19,10 @@ import time
 from pathlib import Path
 
 import workbench as wb
+from workbench.kernels import build_kernel
 from workbench.model.lookahead import lookahead
 from workbench.orders import choice_order
-
-KERNELS = {"matmul 1024": lambda: wb.kernels.matmul(1024, 1024, 1024),
-           "matmul 256": lambda: wb.kernels.matmul(256, 256, 32),
-           "axpy 2^26": lambda: wb.kernels.axpy(1 << 26)}
+from workbench.search.thesis import KERNELS
 
 
 def descend(root, target, order: str, rng) -> list[tuple[str, float, float]]:
@@ -56,12 +54,14 @@ def main(argv=None) -> int:
     ap.add_argument("--descents", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--target", default="h200")
-    ap.add_argument("--kernels", default=",".join(KERNELS))
+    ap.add_argument("--kernels", default="matmul 1024,matmul 256,axpy",
+                    help=f"comma-separated, of: {', '.join(KERNELS)}")
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
     rows = []
     for name in args.kernels.split(","):
-        root = wb.Candidate.root(KERNELS[name]())
+        builder, sizes = KERNELS[name]
+        root = wb.Candidate.root(build_kernel(builder, sizes))
         for order in ("thesis", "random"):
             rng = random.Random(args.seed)
             t0 = time.perf_counter()
