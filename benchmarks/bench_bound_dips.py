@@ -25,8 +25,9 @@ from workbench.orders import choice_order
 from workbench.search.thesis import KERNELS
 
 
-def descend(root, target, order: str, rng) -> list[tuple[str, float, float]]:
-    """(choice, parent's shown bound, child's raw bound) at every step."""
+def descend(root, target, order: str, rng) -> list[tuple[str, float, float, float]]:
+    """(choice, parent's shown bound, the taken child's raw bound, the least
+    raw bound of every live child) at every step."""
     steps = []
     cand, b = root, wb.bound(root, target)
     order_ = choice_order("thesis") if order == "thesis" else None
@@ -43,7 +44,7 @@ def descend(root, target, order: str, rng) -> list[tuple[str, float, float]]:
         if not kids:
             break  # a dead end: this descent stops
         k = rng.choice(kids)
-        steps.append((ch.name, b.value_ns, k.bound.raw_ns))
+        steps.append((ch.name, b.value_ns, k.bound.raw_ns, min(x.bound.raw_ns for x in kids)))
         cand = cand.apply(ch.name, ch.objects, k.value)
         b = k.bound
     return steps
@@ -65,21 +66,28 @@ def main(argv=None) -> int:
         for order in ("thesis", "random"):
             rng = random.Random(args.seed)
             t0 = time.perf_counter()
-            steps = dips = 0
-            worst, worst_choice = 1.0, None
+            steps = dips = any_dips = 0
+            worst, worst_choice, worst_any = 1.0, None, 1.0
             for _ in range(args.descents):
-                for choice, parent, raw in descend(root, args.target, order, rng):
+                for choice, parent, raw, least in descend(root, args.target, order, rng):
                     steps += 1
                     if raw < parent * (1 - 1e-9):
                         dips += 1
                         if parent / raw > worst:
                             worst, worst_choice = parent / raw, choice
+                    if least < parent * (1 - 1e-9):  # some value's child, taken or not
+                        any_dips += 1
+                        worst_any = max(worst_any, parent / least)
             rows.append({"kernel": name, "order": order, "steps": steps, "dips": dips,
                          "worst_ratio": round(worst, 3), "worst_choice": worst_choice,
+                         "steps_with_a_child_below": any_dips,
+                         "worst_ratio_any_child": round(worst_any, 3),
                          "seconds": round(time.perf_counter() - t0, 1)})
             r = rows[-1]
             print(f"{name:12s} {order:7s}: {dips} of {steps} steps dip, worst parent/child "
-                  f"×{r['worst_ratio']} ({worst_choice}), {r['seconds']} s", flush=True)
+                  f"×{r['worst_ratio']} ({worst_choice}); some child below its parent at "
+                  f"{any_dips} (worst ×{r['worst_ratio_any_child']}), {r['seconds']} s",
+                  flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps({
             "date": time.strftime("%Y-%m-%d"), "command": " ".join(sys.argv),

@@ -29,7 +29,6 @@ from pathlib import Path
 
 import workbench as wb
 from workbench.descent import _children
-from workbench.errors import DeadEnd
 from workbench.kernels.linalg import SMALL_SIZES
 
 
@@ -45,16 +44,11 @@ def parse_kernels(text: str) -> list:
 
 
 def lookahead_descent(root, rng):
-    """(stuck choice or None, candidate reached, decisions taken)."""
+    """(stuck choice or None, candidate reached)."""
     cand = root
     while not cand.is_fixed:
         ch = rng.choice(cand.choices())
-        kids = []
-        for v in ch.values:
-            try:
-                kids.append(cand.apply(ch.name, ch.objects, v))
-            except DeadEnd:
-                pass
+        kids, _ = _children(cand, ch)
         if not kids:
             return ch, cand
         cand = rng.choice(kids)
