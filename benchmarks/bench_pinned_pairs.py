@@ -41,6 +41,7 @@ from pathlib import Path
 from workbench.campaign.report import current_bounds, measured
 from workbench.candidate import Candidate
 from workbench.codegen import generate
+from workbench.codegen.compile import occupancy
 from workbench.kernels import from_spec
 from workbench.model.hardware import hardware
 from workbench.paths import shipped_data_dir
@@ -82,15 +83,11 @@ def waits(cuda: str, latency: dict) -> tuple[int, float]:
     return total, cycles
 
 
-def resident_blocks(launch: dict, registers: int | None, hw) -> int:
-    threads = math.prod(launch["block"])
-    per_sm = [hw.max_blocks_per_sm, hw.max_threads_per_sm // max(1, threads)]
-    smem = launch.get("shared_bytes", 0) + launch.get("dynamic_shared_bytes", 0)
-    if smem:
-        per_sm.append(hw.shared_bytes_per_sm // smem)
-    if registers:
-        per_sm.append(65536 // (registers * threads))  # 64K registers per SM (cc 9.0)
-    return max(1, min(per_sm)) * hw.sms
+def resident_blocks(launch: dict, registers: int | None, table: str, hw) -> int:
+    """Blocks the GPU holds at once: `codegen.compile.occupancy` per SM
+    (threads, blocks, shared memory, ptxas's registers) times the SMs."""
+    per_sm = occupancy({"registers": registers or 0}, launch, table)["blocks_per_sm"]
+    return max(1, per_sm or 1) * hw.sms
 
 
 def main(argv=None) -> int:
@@ -111,7 +108,7 @@ def main(argv=None) -> int:
         g = generate(cand, "k")
         n, cycles = waits(g.cuda, hw.latency)
         blocks = math.prod(g.launch["grid"])
-        waves = math.ceil(blocks / resident_blocks(g.launch, r.get("x_registers"), hw))
+        waves = math.ceil(blocks / resident_blocks(g.launch, r.get("x_registers"), table, hw))
         est = cycles * waves / hw.clock_ghz
         fastest = min(r["times_ns"])
         out.append({"kernel": r["kernel"], "sizes": r["sizes"], "digest": r["digest"],
