@@ -99,7 +99,10 @@ def test_bound_never_drops_along_descents(drawn, record_property):
     record_property("dip_fraction", dips / steps)
     print(f"{name}: raw bound dipped below an ancestor's at {dips} of {steps} steps")
     if gpu_cases.AUDIT:  # a rate: meaningful over 200 descents, noise over a few
-        assert dips / steps < 0.05
+        # 0 of 184,248 steps since a level stopped counting dimensions that may
+        # share a hardware dimension (2026-11-28); before, about 0.6 % on axpy
+        # and 0.2 % on matmul, some of them parents bounded above their children
+        assert dips / steps < 0.001
 
 
 def test_roofline_cross_check(drawn):
