@@ -30,13 +30,9 @@ def descend(root, target, order: str, rng) -> list[tuple[str, float, float, floa
     raw bound of every live child) at every step."""
     steps = []
     cand, b = root, wb.bound(root, target)
-    order_ = choice_order("thesis") if order == "thesis" else None
+    order_ = choice_order(order)
     while not cand.is_fixed:
-        if order_ is not None:
-            ch = order_.next(cand, target=target, parent=b, rng=rng)
-        else:
-            open_ = [c for c in cand.choices() if len(c.values) > 1]
-            ch = rng.choice(open_) if open_ else None
+        ch = order_.next(cand, target=target, parent=b, rng=rng)
         if ch is None:
             break
         kids = [k for k in lookahead(cand, ch.name, ch.objects, target, parent=b)

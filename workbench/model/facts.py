@@ -99,10 +99,6 @@ class Facts:
     def surely_merged(self, a, b) -> bool:
         return a is b or (a.same_tile(b) and self.order(a, b) == {Order.MERGED})
 
-    def may_level(self, d, level: int) -> bool:
-        """`d` may map to a parallelism level ≤ `level`."""
-        return bool(self.kinds(d) & UP_TO[level])
-
     # -------------------------------------------------------------- sizes
     def size_min(self, dims) -> int:
         """A lower bound on the product of the sizes of `dims` (eq. 5.15's
