@@ -8,7 +8,8 @@ or more.
     python benchmarks/bench_bound_discrimination.py [--descents 3] [--m 1024 --n 1024 --k 1024]
         [--target h200] [--order thesis]
 
-Writes data/bound/discrimination.json and prints one line per figure.
+Writes data/bound/discrimination.json (beside it, with the time in its name,
+when that record exists) and prints one line per figure.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import random
 import sys
 import time
 from pathlib import Path
+
+from peer import write_figures
 
 import workbench as wb
 from workbench.model.justification import fmt_time
@@ -114,8 +117,7 @@ def main(argv=None) -> int:
     out = {"date": time.strftime("%Y-%m-%d"), "kernel": f"matmul {args.m}x{args.n}x{args.k}",
            "target": args.target, "order": args.order, "root": r, "descents": d,
            "seconds": round(time.perf_counter() - t0, 1)}
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
+    write_figures(args.out, json.dumps(out, indent=1) + "\n")
     return 0
 
 

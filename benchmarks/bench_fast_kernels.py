@@ -24,7 +24,8 @@ import math
 import random
 import statistics
 import time
-from pathlib import Path
+
+from peer import write_figures
 
 import workbench as wb
 from workbench.codegen import generate
@@ -94,8 +95,7 @@ def main(argv=None) -> dict:
     print(f"expert: bound {b.value_ns / 1e3:,.1f} µs = {b.value_ns / root_ns:.2f}× the root's; "
           f"ptxas {out['expert']['ptxas_sm90']}")
     out["model_search"] = model_search(root, a.descents, a.minutes * 60, root_ns)
-    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(a.out).write_text(json.dumps(out, indent=1) + "\n")
+    write_figures(a.out, json.dumps(out, indent=1) + "\n")
     return out
 
 

@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import islpy as isl
+from peer import write_figures
 
 import workbench as wb
 from workbench.descent import random_fixed, space_stats
@@ -92,8 +93,7 @@ def main() -> None:
     out["mars"]["matmul 1024 fixed (seed 0)"] = {"ms": t, "footprints": [f.to_dict()
                                                                           for f in fps]}
     print(f"tile footprints of a fixed matmul 1024: {t:.0f} ms")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(out, indent=1))
+    write_figures(args.out, json.dumps(out, indent=1))
 
 
 if __name__ == "__main__":

@@ -34,6 +34,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from peer import write_figures
+
 import workbench as wb
 from workbench.campaign.run import DrawnCache
 from workbench.codegen import generate
@@ -134,8 +136,7 @@ def main(argv=None):
                    "share_spilling": sum(r["spilling"] for r in rows) / total,
                    "timed_out": sum(r["timed_out"] for r in rows),
                    "register_bound_raised": sum(r["register_bound_raised"] for r in rows)}}
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
+    write_figures(args.out, json.dumps(out, indent=1) + "\n")
     print(json.dumps(out["all"]))
 
 

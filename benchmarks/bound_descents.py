@@ -7,7 +7,8 @@ kepler_k4000 and cpu_reference targets, each shown value the max with the
 parent's; how often the raw model dipped below an ancestor; for every fixed
 candidate its reference C compiled, timed (best of 5) and checked against the
 `cpu_reference` bound, and every target's bound checked against the roofline.
-Writes data/bound/descents.json and prints a Markdown table.
+Writes data/bound/descents.json (or, when that record exists, a file beside
+it with the time in its name) and prints a Markdown table.
 
     python benchmarks/bound_descents.py [--descents 500] [--workers N] [--cpu-target NAME]
                                         [--cpu-only]
@@ -34,6 +35,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
+from peer import write_figures
 
 import workbench as wb
 from workbench.codegen import generate
@@ -131,8 +133,7 @@ def main(argv=None) -> int:
     if args.cpu_only:
         TARGETS = (CPU,)
     rows = [audit(k, args.descents, args.workers) for k in args.kernels.split(",")]
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "cpu_target": CPU,
+    write_figures(args.out, json.dumps({"date": time.strftime("%Y-%m-%d"), "cpu_target": CPU,
                                           "targets": TARGETS, "rows": rows}, indent=1) + "\n")
     print(f"| kernel | descents | steps ({len(TARGETS)} targets) | raw dips | "
           "CPU bound > measured | below roofline | CPU bound / measured (median, max) |")

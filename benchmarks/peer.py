@@ -8,6 +8,8 @@ import json
 import os
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 
 def pct(xs, q):
@@ -24,3 +26,17 @@ def run_child(script: str, engine: str, *args: str):
                          capture_output=True, text=True, check=True, cwd=engine,
                          env={**os.environ, "PYTHONPATH": engine})
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def write_figures(path, text: str):
+    """Write a benchmark's figures to `path`, or, when a file is already
+    there (a committed record the README cites: records are never
+    rewritten), beside it with the time in its name; prints and returns the
+    path written."""
+    path = Path(path)
+    if path.exists():
+        path = path.with_name(f"{path.stem}_{time.strftime('%Y%m%d-%H%M%S')}{path.suffix}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    print(f"figures written to {path}", file=sys.stderr)
+    return path
