@@ -1,12 +1,14 @@
 """How often the bound discriminates (issue 19): at the root of a kernel, the
 `dim_kind`/`size` choices whose children do not all have the same bound; and
-along random descents in a choice order, the share of decisions whose
-children (look-ahead, propagated) do not all have the same bound — any
-difference, the ones the explorer's 4-digit labels show, and those of 1 %
-or more.
+along descents in a choice order, the share of decisions whose children
+(look-ahead, propagated) do not all have the same bound — any difference,
+the ones the explorer's 4-digit labels show, and those of 1 % or more.
+Values are taken at random (`--values random`: a candidate soon far from
+any fast one, whose bound one bottleneck decides) or as a person following
+the labels does (`--values best`: the least child bound, ties at random).
 
     python benchmarks/bench_bound_discrimination.py [--descents 3] [--m 1024 --n 1024 --k 1024]
-        [--target h200] [--order thesis]
+        [--target h200] [--order thesis] [--values random|best]
 
 Writes data/bound/discrimination.json (beside it, with the time in its name,
 when that record exists) and prints one line per figure.
@@ -53,7 +55,7 @@ def root_figure(root, target) -> dict:
     return {"choices": len(chs), "differing": len(hits), "which": hits}
 
 
-def descents(root, target, order, n, seed) -> dict:
+def descents(root, target, order, n, seed, values="random") -> dict:
     rng = random.Random(seed)
     total = hit = big = shown = 0
     spreads: list = []  # of the differing decisions
@@ -79,6 +81,9 @@ def descents(root, target, order, n, seed) -> dict:
             row = per.setdefault(ch.name, [0, 0])
             row[0] += 1
             row[1] += diff
+            if values == "best":
+                least = min(k.value_ns for k in alive)
+                alive = [k for k in alive if k.value_ns <= least]
             k = rng.choice(alive)
             cand = cand.apply(ch.name, ch.objects, k.value)
             b = k.bound
@@ -97,6 +102,7 @@ def main(argv=None) -> int:
     ap.add_argument("--k", type=int, default=1024)
     ap.add_argument("--target", default="h200")
     ap.add_argument("--order", default="thesis")
+    ap.add_argument("--values", choices=("random", "best"), default="random")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "data" / "bound"
                                           / "discrimination.json"))
@@ -106,8 +112,9 @@ def main(argv=None) -> int:
     r = root_figure(root, args.target)
     print(f"root: {r['differing']} of {r['choices']} dim_kind/size choices have children "
           f"with differing bounds")
-    d = descents(root, args.target, args.order, args.descents, args.seed)
-    print(f"{args.descents} descents ({args.order} order): {d['differing']} of "
+    d = descents(root, args.target, args.order, args.descents, args.seed, args.values)
+    print(f"{args.descents} descents ({args.order} order, {args.values} values): "
+          f"{d['differing']} of "
           f"{d['decisions']} decisions ({100 * d['share']:.0f} %) show differing child bounds, "
           f"{d['differing_in_labels']} in the explorer's 4-digit labels, "
           f"{d['differing_by_1pct']} by 1 % or more (median spread "
@@ -115,7 +122,8 @@ def main(argv=None) -> int:
     for name, row in d["by_choice"].items():
         print(f"  {name:>16}: {row['differing']:3d} of {row['decisions']:3d}")
     out = {"date": time.strftime("%Y-%m-%d"), "kernel": f"matmul {args.m}x{args.n}x{args.k}",
-           "target": args.target, "order": args.order, "root": r, "descents": d,
+           "target": args.target, "order": args.order,
+           "values": args.values, "root": r, "descents": d,
            "seconds": round(time.perf_counter() - t0, 1)}
     write_figures(args.out, json.dumps(out, indent=1) + "\n")
     return 0
