@@ -6,7 +6,8 @@ A person picks a random open choice and a value. Two ways to pick values:
 - `proven`: only values the Session proved (a witness below the child).
 A descent is *stuck* at a choice whose every value is dead (lookahead) or
 whose no value is proven (proven). Stuck states are explained
-(`workbench.explain`) and the size of each explanation is reported.
+(`workbench.explain`) and the size of each explanation is reported, with
+how many of its drop buttons lead to an implementation (`ways_out`).
 
     python benchmarks/bench_stuck.py [--mode lookahead|proven] [--descents 50]
         [--kernels matmul=64x64x32,axpy,...] [--no-globals] [--space PATH]
@@ -98,6 +99,9 @@ def explain_stored(paths: list, out: str | None) -> None:
                 row = {**head, "culprits": len(ex.culprits), "verified": ex.verified,
                        "by_value": [[v, len(sub)] for v, sub in ex.by_value],
                        "seconds": round(time.perf_counter() - t0, 1), "text": ex.text}
+                t0 = time.perf_counter()
+                row["ways_out"] = _ways(cand, ex)
+                row["ways_out_s"] = round(time.perf_counter() - t0, 1)
                 rows.append(row)
                 print(json.dumps({k: v for k, v in row.items() if k != "text"}), flush=True)
     gone = [r for r in rows if "gone" in r]
@@ -107,12 +111,24 @@ def explain_stored(paths: list, out: str | None) -> None:
     summary = {"no_longer_stuck": len(gone), "states": len(rows),
                "verified": sum(r["verified"] for r in rows),
                "at_most_5": sum(n <= 5 for n in sizes),
-               "every_value_at_most_5": sum(n <= 5 for n in worst)}
+               "every_value_at_most_5": sum(n <= 5 for n in worst),
+               "drops": {k: sum(r["ways_out"].get(k, 0) for r in rows)
+                         for k in ("proven", "dead", "open")},
+               "with_a_proven_drop": sum(r["ways_out"].get("proven", 0) > 0 for r in rows)}
     print(json.dumps(summary))
     if out:
         Path(out).write_text(json.dumps({"date": time.strftime("%Y-%m-%d"),
                                          "command": " ".join(sys.argv), "summary": summary,
                                          "rows": rows + gone}, indent=1) + "\n")
+
+
+def _ways(cand, ex) -> dict:
+    """How many of the explanation's drops lead to an implementation
+    (`explain.ways_out`: proven), to none (dead), or were not settled."""
+    out: dict = {}
+    for way in wb.ways_out(cand, ex):
+        out[way.status] = out.get(way.status, 0) + 1
+    return out
 
 
 def _replayed(saved: dict, choice: tuple) -> tuple:
@@ -185,6 +201,7 @@ def main() -> None:
                 # the stuck state itself, so a long explanation can be studied again
                 kept.append({"choice": [ch.name, list(ch.objects)], "culprits": len(ex.culprits),
                              "by_value": [[v, len(sub)] for v, sub in ex.by_value],
+                             "ways_out": _ways(cand, ex),
                              "text": ex.text, "candidate": json.loads(cand.to_json())})
                 verified += ex.verified
                 print(f"  explained by {len(ex.culprits)}: {ex.text}", file=sys.stderr,

@@ -65,6 +65,10 @@ def test_explain_names_the_culprits(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["verified"] and out["reasons"] and out["target"].startswith("decision")
     assert all(d in trail for d in out["culprits"])
+    assert main(["explain", "--kernel", "matmul", "--sizes", "m=16,n=16,k=8",
+                 "--trail", str(f), "--ways-out"]) == 0
+    text = capsys.readouterr().out  # one line per culprit: where dropping it leads
+    assert text.count("\ndrop `") == len(out["culprits"]) and "leads to an implementation" in text
     r = run("explain", "--kernel", "matmul", "--sizes", "m=16,n=16,k=8", "--trail", str(f),
             "--choice", "nonsense")
     assert r.returncode != 0 and "Traceback" not in r.stderr

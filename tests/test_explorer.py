@@ -317,6 +317,13 @@ def test_a_stuck_choice_is_explained_in_a_thread_a_click_stops(tmp_path):
     assert e.wait_explained(240)
     assert "leave no value" in e.why.children[0].value
     assert len(e.why.children[1].children) == len(e.explanation.culprits) == 5
+    # then each drop button says where it leads: the rest may hold another conflict
+    assert [w.culprit for w in e.ways_out] == list(e.explanation.culprits)
+    for b, way in zip(e.why.children[1].children, e.ways_out):
+        assert b.button_style == {"proven": "success", "dead": "danger", "open": ""}[way.status]
+        assert b.tooltip.endswith(way.why)
+    assert any(w.status == "dead" and "no longer replay" in w.why for w in e.ways_out)
+    assert "leads to an implementation" in e.why.children[2].value
     drawn = e.explanation
 
     e.show_stuck(ch)

@@ -260,6 +260,43 @@ def test_a_stuck_choice_is_explained_value_by_value():
     assert ex.text.startswith("(1) `") and ex.to_dict()["by_value"][0]["value"] == "BEFORE"
 
 
+def test_ways_out_say_where_dropping_each_culprit_leads():
+    """The rest of a trail may hold another conflict, so each culprit's drop
+    is searched for a witness (`ways_out`): a proven drop's witness lies
+    below every other decision (and the decision explained), a dead one
+    still dead-ends, no longer replays, or was searched exhaustively."""
+    from workbench.explain import ways_out
+    from workbench.witness import DEAD, OPEN, PROVEN
+    kernel = wb.kernels.build_kernel("matmul", {"m": 64, "n": 64, "k": 32})
+    c = wb.Candidate.root(kernel)
+    for name, objs, value in STUCK_ORDER:
+        c = c.apply(name, objs, value)
+    stuck = explain(c, choice=("order", ("d3", "d10")))
+    root = wb.Candidate.root(wb.kernels.build_kernel("matmul", {"m": 16, "n": 16, "k": 8}))
+    cd, d = dead_end_decisions(root, 1, seed=5)[0]
+    dead_end = explain(cd, decision=d)
+    assert stuck.decision is None and dead_end.decision == d
+    seen = set()
+    for cand, ex, extra in ((c, stuck, []), (cd, dead_end, [d])):
+        outs = ways_out(cand, ex, budget_s=10)
+        assert [w.culprit for w in outs] == list(ex.culprits)
+        for w in outs:
+            rest = [x for x in cand.trail if x != w.culprit] + extra
+            seen.add(w.status)
+            if w.status == PROVEN:
+                assert extends(w.witness, wb.Candidate.replay(cand.root_candidate().kernel, rest))
+            elif "no longer replay" in w.why:
+                with pytest.raises(wb.NeverAppears):
+                    cand.root_candidate().decide_each(rest)
+            elif "still dead-end" in w.why:
+                with pytest.raises(wb.DeadEnd):
+                    cand.root_candidate().decide_all(rest)
+            else:
+                assert w.status in (DEAD, OPEN)
+            assert w.to_dict()["status"] == w.status
+    assert seen == {PROVEN, DEAD}  # some drops lead somewhere, some do not
+
+
 def test_a_dead_end_in_a_lowering_names_the_objects_it_created():
     """Decisions taken together may fire a lowering and dead-end in the
     extended problem, on objects the candidate they started from does not

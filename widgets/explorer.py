@@ -25,11 +25,12 @@ import time
 
 from workbench.candidate import Decision
 from workbench.errors import DeadEnd, InvalidDecision, WorkbenchError
-from workbench.explain import describe
+from workbench.explain import describe, ways_out
 from workbench.model.justification import fmt_time
 from workbench.model.lookahead import Stopped
 from workbench.prebuild import keep_out_of_gc
 from workbench.session import Session
+from workbench.witness import DEAD, OPEN, PROVEN
 
 from .choices import ChoicesPanel
 from .choices_widget import SPIN_CSS
@@ -93,6 +94,7 @@ class CandidateExplorer:
         self._why_lock = threading.Lock()
         self._why_gen = 0  # bumped by each refresh and explanation: what is still current
         self.explanation = None  # the last one drawn
+        self.ways_out: tuple = ()  # what dropping each of its culprits leads to, once known
         # an interactive kernel keeps its problems: out of the collector's walks
         self._freeze = lookahead == "process"
         if self._freeze:
@@ -259,8 +261,18 @@ class CandidateExplorer:
                         self.why.children = (_w().HTML(f"<i>{html.escape(text)}</i>"),)
                 return
             with self._why_lock:  # a click's refresh clears the panel under it
+                if stale():
+                    return
+                self._draw_why(ex, what, cand)
+            if not ex.verified:
+                return
+            try:  # then whether each drop leads somewhere: the rest may hold another conflict
+                outs = ways_out(cand, ex, stop=stale)
+            except Stopped:
+                return
+            with self._why_lock:
                 if not stale():
-                    self._draw_why(ex, what, cand)
+                    self._mark_ways_out(outs)
 
         if self.choices.lookahead == "sync":
             work()
@@ -295,8 +307,25 @@ class CandidateExplorer:
         lines = "".join(f"<li>{html.escape(x)}</li>" for x in ex.lines)
         head = w.HTML(f"<div style='background:#fff3f3;padding:4px'><b>{what}:</b> "
                       f"{html.escape(ex.head)}<ul style='margin:2px 0'>{lines}</ul></div>")
-        self.explanation = ex
+        self.explanation, self.ways_out = ex, ()
         self.why.children = (head, w.HBox(drops, layout=w.Layout(flex_flow="row wrap")))
+
+    _WAY_STYLE = {PROVEN: ("success", "✓ "), DEAD: ("danger", "✗ "), OPEN: ("", "")}
+
+    def _mark_ways_out(self, outs) -> None:
+        """Each drop button says what dropping its culprit leads to
+        (`explain.ways_out`): green ✓ an implementation (a witness), red ✗
+        none (another conflict remains), plain when not settled."""
+        buttons = self.why.children[1].children
+        for b, way in zip(buttons, outs):
+            style, mark = self._WAY_STYLE[way.status]
+            b.button_style, b.description = style, mark + b.description
+            b.tooltip = f"{b.tooltip}: {way.why}"
+        self.ways_out = tuple(outs)
+        if any(way.status != OPEN for way in outs):
+            self.why.children += (_w().HTML(
+                "<small>✓ dropping it leads to an implementation (a witness found); "
+                "✗ the other decisions still hold no implementation</small>"),)
 
     def wait_explained(self, timeout: float | None = None) -> bool:
         """Block until the explanation `show_stuck` started is done (drawn,

@@ -34,7 +34,7 @@ from .errors import (
     SpaceSyntaxError,
     WorkbenchError,
 )
-from .explain import Explanation, explain, explain_trail
+from .explain import Explanation, WayOut, explain, explain_trail, ways_out
 from .model import Bound, bound
 from .model.lookahead import lookahead, rank_choices
 from .names import choice_group, choice_label, decision_label, object_label, raw
@@ -64,13 +64,14 @@ def explore(kernel_or_candidate, **options):
 
 
 __all__ = [
-    "Backend", "Bound", "Candidate", "Choice", "ChoiceOrder", "Comparison", "DeadEnd", "Decision",
-    "Descent", "Explanation", "Generated", "InvalidDecision", "NeverAppears", "Option", "Pruning",
-    "Record", "RecordStore", "Search", "Session", "Space", "SpaceError", "SpaceSyntaxError",
-    "WorkbenchError", "__version__", "bound", "choice_group", "choice_label", "choice_order",
-    "compare", "compare_candidates", "data_dir", "decision_label", "descend", "evaluate",
-    "explain", "explain_trail", "explore", "find_witness", "generate", "get_backend", "kernels",
-    "load_records", "load_space", "lookahead", "measure_reference", "object_label", "poly",
-    "random_fixed", "rank_choices", "raw", "recipes", "register_backend", "register_order",
-    "search", "space_stats", "volume", "witness",
+    "Backend", "Bound", "Candidate", "Choice", "ChoiceOrder", "Comparison", "DeadEnd",
+    "Decision", "Descent", "Explanation", "Generated", "InvalidDecision", "NeverAppears",
+    "Option", "Pruning", "Record", "RecordStore", "Search", "Session", "Space", "SpaceError",
+    "SpaceSyntaxError", "WayOut", "WorkbenchError", "__version__", "bound", "choice_group",
+    "choice_label", "choice_order", "compare", "compare_candidates", "data_dir",
+    "decision_label", "descend", "evaluate", "explain", "explain_trail", "explore",
+    "find_witness", "generate", "get_backend", "kernels", "load_records", "load_space",
+    "lookahead", "measure_reference", "object_label", "poly", "random_fixed", "rank_choices",
+    "raw", "recipes", "register_backend", "register_order", "search", "space_stats", "volume",
+    "ways_out", "witness",
 ]

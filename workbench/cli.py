@@ -205,12 +205,15 @@ def _explain_args(p) -> None:
     p.add_argument("--choice", default=None,
                    help="NAME:OBJ1,OBJ2 — explain why every value of this open choice "
                         "dead-ends (when the trail replays)")
+    p.add_argument("--ways-out", action="store_true",
+                   help="also search, for each culprit, whether the trail without it leads "
+                        "to an implementation (a witness; a few seconds a culprit)")
 
 
 @subcommand("explain", "the earlier decisions that together cause a dead end (a minimal "
             "subset of the trail, checked), and the constraint that fails", _explain_args)
 def cmd_explain(args) -> int:
-    from .explain import explain_trail
+    from .explain import describe, explain_trail, ways_out
     root = load_candidate(argparse.Namespace(**{**vars(args), "trail": None}))
     _, trail, _ = read_trail_file(root, args.trail, args.allow_other_kernel)
     choice = None
@@ -221,11 +224,15 @@ def cmd_explain(args) -> int:
         choice = (name, tuple(o for o in objs.split(",") if o))
     ex = explain_trail(root.problem.root_problem.kernel, trail, space=root.space,
                        choice=choice)
+    outs = ways_out(ex.cand, ex) if args.ways_out and ex.verified else ()
     if args.json:
-        print(json.dumps(ex.to_dict()))
+        print(json.dumps({**ex.to_dict(), **({"ways_out": [w.to_dict() for w in outs]}
+                                             if args.ways_out else {})}))
     else:
         print(ex.text)
         print(f"verified: {ex.verified} ({ex.checks} checks)")
+        for w in outs:  # the culprits by their names, as in the text
+            print(f"drop `{describe(w.culprit, ex.cand)}`: {w.why}")
     return 0
 
 

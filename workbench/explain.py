@@ -15,10 +15,16 @@ never prune more). When that finds more than five, the reversed trail is
 tried too and the smaller set kept. Each explanation is then checked from
 the root: the culprits alone reproduce the target, and dropping any one of
 them does not.
+
+What dropping each culprit leads to (`ways_out`) is a question of its own:
+the rest of the trail may hold another conflict. A witness search on the
+trail without it says whether a person who drops it can reach an
+implementation.
 """
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field, replace
 
 from .candidate import Candidate, Decision, as_objects
@@ -39,6 +45,7 @@ class Explanation:
     # a choice left without a value: per value, the culprits that alone rule
     # it out (an irreducible subset each; together they are the culprits)
     by_value: tuple = ()  # ((value, culprits), …)
+    decision: Decision | None = None  # the decision explained (None: an open choice)
 
     @property
     def text(self) -> str:
@@ -225,7 +232,8 @@ def explain(cand: Candidate, *, decision=None, choice=None, prefixes=None,
         other = _progression(order, rev, fails)
         if len(other) < len(culprits):
             culprits = tuple(d for d in trail if d in other)  # trail order
-    ex = _verified(culprits, target, prefixes[0], checks, cand, stop)
+    ex = replace(_verified(culprits, target, prefixes[0], checks, cand, stop),
+                 decision=decision)
     if choice is not None and ex.verified and len(culprits) > 1:
         ex = replace(ex, by_value=_by_value(culprits, choice, prefixes[0], cand, stop))
     return ex
@@ -310,4 +318,64 @@ def explain_trail(kernel, trail, *, space=None, choice=None) -> Explanation:
     return explain(c, choice=choice, prefixes=prefixes)
 
 
-__all__ = ["Explanation", "describe", "explain", "explain_trail"]
+@dataclass(frozen=True)
+class WayOut:
+    """What dropping one culprit leads to: the candidate of every other
+    decision of the trail (and the decision explained, when it is one).
+    `status`: `proven` (a witness below it), `dead` (it dead-ends, its
+    other decisions no longer replay, or its subtree was searched
+    exhaustively) or `open` (not settled within the budget), as values are
+    in `Session.options`."""
+    culprit: Decision
+    status: str
+    why: str  # in words, for a tooltip or a line
+    witness: Candidate | None = field(default=None, repr=False, compare=False)
+
+    def to_dict(self) -> dict:
+        return {"culprit": self.culprit.to_dict(), "status": self.status, "why": self.why}
+
+
+def ways_out(cand: Candidate, ex: Explanation, *, prefixes=None, budget_s: float = 2.0,
+             stop=None) -> tuple:
+    """One `WayOut` per culprit of `ex` (an explanation of `cand`): the
+    trail without that culprit — re-applied as `Session.drop` does, then the
+    explained decision when there is one — searched for a witness for at
+    most `budget_s` seconds (`witness.find_witness`). `prefixes`: as in
+    `explain`. `stop()`, asked between culprits and inside each search,
+    abandons it (raises Stopped)."""
+    from .witness import DEAD, OPEN, PROVEN, find_witness
+    trail = list(cand.trail)
+    if prefixes is None:
+        prefixes = [cand.root_candidate()]
+        for d in trail:
+            _go_on(stop)
+            prefixes.append(prefixes[-1].decide(d))
+    after = [ex.decision] if ex.decision is not None else []
+    out = []
+    for d in ex.culprits:
+        _go_on(stop)
+        step = trail.index(d)
+        try:
+            c = prefixes[step].decide_all(trail[step + 1:] + after)
+        except DeadEnd as e:
+            what = "the decision explained" if after else "the other decisions"
+            out.append(WayOut(d, DEAD, f"{what} still dead-end: {_constraint(e, cand)}"))
+            continue
+        except NeverAppears:
+            out.append(WayOut(d, DEAD, "the other decisions no longer replay: it created "
+                                         "objects some of them are about"))
+            continue
+        s = find_witness(c, rng=random.Random(0), budget_s=budget_s, stop=stop)
+        _go_on(stop)
+        if s.witness is not None:
+            out.append(WayOut(d, PROVEN, "leads to an implementation (a witness found)",
+                              s.witness))
+        elif s.exhausted:
+            out.append(WayOut(d, DEAD, f"still no implementation: another conflict remains "
+                                         f"({s.nodes} candidates searched)"))
+        else:
+            out.append(WayOut(d, OPEN, f"not settled in {budget_s:g} s"))
+    return tuple(out)
+
+
+__all__ = ["Explanation", "WayOut", "describe", "explain", "explain_trail", "ways_out"]

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .candidate import Candidate, Decision, as_objects
 from .errors import DeadEnd, InvalidDecision, WorkbenchError
-from .witness import adopt, extends, find_witness
+from .witness import DEAD, OPEN, PROVEN, adopt, extends, find_witness
 
 FORMAT = "workbench.explorer/1"
 
@@ -36,9 +36,6 @@ class Branch:
     @property
     def cand(self) -> Candidate:
         return self.history[self.pos]
-
-
-PROVEN, DEAD, OPEN = "proven", "dead", "open"
 
 
 @dataclass(frozen=True)

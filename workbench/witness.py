@@ -25,6 +25,9 @@ from .errors import DeadEnd
 from .orders import choice_order
 from .space.propagators import MASK
 
+# what is known of a value's child (or of a candidate a drop leads to)
+PROVEN, DEAD, OPEN = "proven", "dead", "open"
+
 
 def extends(w: Candidate, c: Candidate) -> bool:
     """True when the fixed candidate `w` lies below `c` (each of w's domains
