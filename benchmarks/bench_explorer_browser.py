@@ -58,17 +58,21 @@ def _state(data: Path, cand, pos: int | None = None) -> None:
     s.save(data / "explorer" / state_path(kernel).name)
 
 
-# A stuck state a look-ahead-only descent met (bench_stuck.py --seed 3,
-# matmul 64×64×32): every value of one `order` choice dead-ends.
-STUCK = ROOT / "data" / "bench" / "stuck_lookahead_class_terms_links.json"
+# The stuck states look-ahead-only descents met (bench_stuck.py, matmul
+# 64×64×32, seeds 0–15 of the twentieth session's engine): every value of
+# one choice dead-ends.
+STUCK = ROOT / "data" / "bench" / "stuck_lookahead_pair_clauses_seeds0_15.json"
 
 
 def stuck_shot(path: Path) -> Path:
     """The explorer on a stored stuck state, its stuck choice filtered in:
-    the explanation it shows once the look-ahead finds every value dead."""
-    st = next(s for r in json.loads(STUCK.read_text())["rows"] for s in r.get("stuck_states", [])
-              if s["culprits"] <= 5)
-    cand = wb.Candidate.from_json(json.dumps(st["candidate"]))
+    the explanation it shows once the look-ahead finds every value dead, its
+    drop buttons coloured by where they lead."""
+    rows = json.loads(STUCK.read_text())
+    st = min((s for r in rows for s in r.get("stuck_states", [])), key=lambda s: s["culprits"])
+    # replayed, not loaded: its saved domains are those of the engine of its day
+    cand = wb.Candidate.replay(wb.kernels.from_spec(st["candidate"]["kernel"]),
+                               st["candidate"]["trail"])
     sizes = dict(cand.kernel.spec())
     name = sizes.pop("builder")
     with tempfile.TemporaryDirectory() as tmp:
@@ -81,6 +85,9 @@ def stuck_shot(path: Path) -> Path:
             lab.page.wait_for_function(
                 "() => [...document.querySelectorAll('.widget-html-content')]"
                 ".some(e => e.textContent.includes('leave no value of'))", timeout=240e3)
+            lab.page.wait_for_function(  # then each drop button says where it leads
+                "() => [...document.querySelectorAll('.widget-html-content')]"
+                ".some(e => e.textContent.includes('leads to an implementation'))", timeout=120e3)
             lab.page.wait_for_timeout(1000)
             return lab.screenshot(path)
 
