@@ -262,38 +262,45 @@ def test_a_stuck_choice_is_explained_value_by_value():
 
 def test_ways_out_say_where_dropping_each_culprit_leads():
     """The rest of a trail may hold another conflict, so each culprit's drop
-    is searched for a witness (`ways_out`): a proven drop's witness lies
-    below every other decision (and the decision explained), a dead one
-    still dead-ends, no longer replays, or was searched exhaustively."""
-    from workbench.explain import ways_out
+    is searched for a witness (`ways_out`), on the candidate `Session.drop`
+    gives: a proven drop's witness lies below it (and below the decision
+    explained, when the target is one); a dead one no longer replays, the
+    decision tried still fails there, or its subtree was searched
+    exhaustively. The session learns the witnesses its explainer found."""
     from workbench.witness import DEAD, OPEN, PROVEN
     kernel = wb.kernels.build_kernel("matmul", {"m": 64, "n": 64, "k": 32})
     c = wb.Candidate.root(kernel)
     for name, objs, value in STUCK_ORDER:
         c = c.apply(name, objs, value)
-    stuck = explain(c, choice=("order", ("d3", "d10")))
     root = wb.Candidate.root(wb.kernels.build_kernel("matmul", {"m": 16, "n": 16, "k": 8}))
     cd, d = dead_end_decisions(root, 1, seed=5)[0]
-    dead_end = explain(cd, decision=d)
-    assert stuck.decision is None and dead_end.decision == d
     seen = set()
-    for cand, ex, extra in ((c, stuck, []), (cd, dead_end, [d])):
-        outs = ways_out(cand, ex, budget_s=10)
+    for cand, choice, decision in ((c, ("order", ("d3", "d10")), None), (cd, None, d)):
+        s = Session(cand, store=None)
+        _, explain_, ways = s.explainer(choice=choice, decision=decision)
+        ex = explain_()
+        assert ex.decision == decision
+        outs = ways(ex)
         assert [w.culprit for w in outs] == list(ex.culprits)
         for w in outs:
-            rest = [x for x in cand.trail if x != w.culprit] + extra
             seen.add(w.status)
-            if w.status == PROVEN:
-                assert extends(w.witness, wb.Candidate.replay(cand.root_candidate().kernel, rest))
-            elif "no longer replay" in w.why:
-                with pytest.raises(wb.NeverAppears):
-                    cand.root_candidate().decide_each(rest)
-            elif "still dead-end" in w.why:
-                with pytest.raises(wb.DeadEnd):
-                    cand.root_candidate().decide_all(rest)
+            assert w.to_dict()["status"] == w.status
+            step = list(cand.trail).index(w.culprit) + 1
+            t = Session(cand, store=None)
+            if "no longer replay" in w.why:
+                with pytest.raises(wb.WorkbenchError, match="no longer replay"):
+                    t.drop(step)
+                continue
+            dropped = t.drop(step)
+            if "the decision tried still fails" in w.why:
+                with pytest.raises((wb.DeadEnd, wb.InvalidDecision)):
+                    dropped.decide(decision)
+            elif w.status == PROVEN:
+                below = dropped if decision is None else dropped.decide(decision)
+                assert extends(w.witness, below)
+                assert s.witness(dropped, budget_s=0) is not None  # known, no search
             else:
                 assert w.status in (DEAD, OPEN)
-            assert w.to_dict()["status"] == w.status
     assert seen == {PROVEN, DEAD}  # some drops lead somewhere, some do not
 
 

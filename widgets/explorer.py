@@ -25,7 +25,7 @@ import time
 
 from workbench.candidate import Decision
 from workbench.errors import DeadEnd, InvalidDecision, WorkbenchError
-from workbench.explain import describe, ways_out
+from workbench.explain import describe
 from workbench.model.justification import fmt_time
 from workbench.model.lookahead import Stopped
 from workbench.prebuild import keep_out_of_gc
@@ -231,11 +231,13 @@ class CandidateExplorer:
         look-ahead): the kernel answers clicks meanwhile, and a click (a
         refresh) or a newer explanation stops it — its result would be about
         a candidate no longer on show. `gen`: the look-ahead generation that
-        found `ch` stuck (nothing is done when a newer one has begun)."""
+        found `ch` stuck (nothing is done when a newer one has begun). The
+        same thread then colours each drop button by where dropping its
+        culprit leads (`Session.explainer`'s ways out)."""
         what = "stuck" if decision is None else "dead end"
         choice = None if ch is None else (ch.name, ch.objects)
         try:  # the candidate as it is now, read here (this may be the reader thread)
-            cand, explain = self.session.explainer(choice=choice, decision=decision)
+            cand, explain, ways = self.session.explainer(choice=choice, decision=decision)
         except Stopped:
             return
         with self._why_lock:
@@ -267,8 +269,8 @@ class CandidateExplorer:
             if not ex.verified:
                 return
             try:  # then whether each drop leads somewhere: the rest may hold another conflict
-                outs = ways_out(cand, ex, stop=stale)
-            except Stopped:
+                outs = ways(ex, stale)
+            except Exception:  # noqa: BLE001 - Stopped, or a failed search: the buttons stay plain
                 return
             with self._why_lock:
                 if not stale():
@@ -315,7 +317,8 @@ class CandidateExplorer:
     def _mark_ways_out(self, outs) -> None:
         """Each drop button says what dropping its culprit leads to
         (`explain.ways_out`): green ✓ an implementation (a witness), red ✗
-        none (another conflict remains), plain when not settled."""
+        none — another conflict remains, the decision tried still fails, or
+        the other decisions no longer replay —, plain when not settled."""
         buttons = self.why.children[1].children
         for b, way in zip(buttons, outs):
             style, mark = self._WAY_STYLE[way.status]
@@ -323,13 +326,17 @@ class CandidateExplorer:
             b.tooltip = f"{b.tooltip}: {way.why}"
         self.ways_out = tuple(outs)
         if any(way.status != OPEN for way in outs):
+            tried = self.explanation.decision is not None
             self.why.children += (_w().HTML(
-                "<small>✓ dropping it leads to an implementation (a witness found); "
-                "✗ the other decisions still hold no implementation</small>"),)
+                "<small>✓ dropping it leads to an implementation"
+                f"{' with the decision tried' if tried else ''} (a witness found); ✗ it does "
+                f"not: {'the decision tried still fails or ' if tried else ''}another conflict "
+                "remains, or the other decisions no longer replay (hover for which)</small>"),)
 
     def wait_explained(self, timeout: float | None = None) -> bool:
-        """Block until the explanation `show_stuck` started is done (drawn,
-        or dropped as stale); False on timeout."""
+        """Block until the explanation `show_stuck` started is done (drawn
+        with its drop buttons coloured, or dropped as stale); False on
+        timeout."""
         t = self._explaining
         if t is not None:
             t.join(timeout)

@@ -233,6 +233,8 @@ def cmd_explain(args) -> int:
         print(f"verified: {ex.verified} ({ex.checks} checks)")
         for w in outs:  # the culprits by their names, as in the text
             print(f"drop `{describe(w.culprit, ex.cand)}`: {w.why}")
+        if args.ways_out and not ex.verified:
+            print("ways out not searched: the explanation is not verified")
     return 0
 
 

@@ -338,43 +338,56 @@ class WayOut:
 def ways_out(cand: Candidate, ex: Explanation, *, prefixes=None, budget_s: float = 2.0,
              stop=None) -> tuple:
     """One `WayOut` per culprit of `ex` (an explanation of `cand`): the
-    trail without that culprit — re-applied as `Session.drop` does, then the
-    explained decision when there is one — searched for a witness for at
-    most `budget_s` seconds (`witness.find_witness`). `prefixes`: as in
+    trail without that culprit, re-applied one decision after another in
+    its order as `Session.drop` does (a decision on objects that the
+    dropped one's lowering created no longer replays), then the decision
+    explained when there is one, searched for a witness for at most
+    `budget_s` seconds (`witness.find_witness`). `prefixes`: as in
     `explain`. `stop()`, asked between culprits and inside each search,
     abandons it (raises Stopped)."""
     from .witness import DEAD, OPEN, PROVEN, find_witness
+    if not ex.culprits:
+        return ()
     trail = list(cand.trail)
     if prefixes is None:
         prefixes = [cand.root_candidate()]
         for d in trail:
             _go_on(stop)
             prefixes.append(prefixes[-1].decide(d))
-    after = [ex.decision] if ex.decision is not None else []
+    e = ex.decision
     out = []
     for d in ex.culprits:
         _go_on(stop)
         step = trail.index(d)
+        c, note = prefixes[step], ""
         try:
-            c = prefixes[step].decide_all(trail[step + 1:] + after)
-        except DeadEnd as e:
-            what = "the decision explained" if after else "the other decisions"
-            out.append(WayOut(d, DEAD, f"{what} still dead-end: {_constraint(e, cand)}"))
+            for x in trail[step + 1:]:
+                c = c.decide(x)
+        except DeadEnd as err:  # decisions commute: not after a live trail's subset
+            out.append(WayOut(d, DEAD, f"the other decisions dead-end: {_constraint(err, c)}"))
             continue
-        except NeverAppears:
-            out.append(WayOut(d, DEAD, "the other decisions no longer replay: it created "
-                                         "objects some of them are about"))
+        except InvalidDecision as err:
+            out.append(WayOut(d, DEAD, f"the other decisions no longer replay: {err}"))
             continue
+        if e is not None and (e.choice, e.objects) not in c.problem.index:
+            note = " (the decision explained no longer applies: its objects came from this one)"
+        elif e is not None:
+            try:
+                c = c.decide(e)
+            except (DeadEnd, InvalidDecision) as err:
+                why = _constraint(err, c) if isinstance(err, DeadEnd) else str(err)
+                out.append(WayOut(d, DEAD, f"the decision tried still fails: {why}"))
+                continue
         s = find_witness(c, rng=random.Random(0), budget_s=budget_s, stop=stop)
         _go_on(stop)
         if s.witness is not None:
-            out.append(WayOut(d, PROVEN, "leads to an implementation (a witness found)",
+            out.append(WayOut(d, PROVEN, "leads to an implementation (a witness found)" + note,
                               s.witness))
         elif s.exhausted:
-            out.append(WayOut(d, DEAD, f"still no implementation: another conflict remains "
-                                         f"({s.nodes} candidates searched)"))
+            out.append(WayOut(d, DEAD, "still no implementation: another conflict remains "
+                                       f"({s.nodes} candidates searched){note}"))
         else:
-            out.append(WayOut(d, OPEN, f"not settled in {budget_s:g} s"))
+            out.append(WayOut(d, OPEN, f"not settled in {budget_s:g} s{note}"))
     return tuple(out)
 
 

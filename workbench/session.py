@@ -298,19 +298,29 @@ class Session:
         return self.explainer(choice, decision)[1](stop)
 
     def explainer(self, choice=None, decision=None):
-        """(the current candidate, a function of `stop` that explains it):
-        the candidate and its history are read now, so another thread may
-        explain while the person goes on. Raises Stopped when another thread
-        is changing the branch (a `drop` between its two writes)."""
-        from .explain import explain
+        """(the current candidate, a function of `stop` that explains it, a
+        function of (explanation, `stop`) that says where dropping each of
+        its culprits leads — `explain.ways_out`, whose witnesses this
+        session then knows): the candidate and its history are read now, so
+        another thread may explain while the person goes on. Raises Stopped
+        when another thread is changing the branch (a `drop` between its two
+        writes)."""
+        from .explain import explain, ways_out
         from .model.lookahead import Stopped
         b = self.branch
         history, pos = list(b.history), b.pos
         if pos >= len(history) or len(history[pos].trail) != pos:
             raise Stopped("the branch changed while it was read")
         cand, prefixes = history[pos], history[:pos + 1]
-        return cand, lambda stop=None: explain(cand, choice=choice, decision=decision,
-                                               prefixes=prefixes, stop=stop)
+
+        def ways(ex, stop=None) -> tuple:
+            outs = ways_out(cand, ex, prefixes=prefixes, stop=stop)
+            for way in outs:  # a drop taken finds its witness known
+                if way.witness is not None:
+                    self._remember(way.witness.digest(), way.witness)
+            return outs
+        return cand, (lambda stop=None: explain(cand, choice=choice, decision=decision,
+                                                prefixes=prefixes, stop=stop)), ways
 
     def drop(self, step: int) -> Candidate:
         """The current candidate without decision number `step` (1-based, as
