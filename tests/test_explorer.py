@@ -287,6 +287,9 @@ def test_proven_values_finish_and_explained_dead_ends(kernel):
     e.force(ch.name, ch.objects, v)
     assert len(e.session.cand.trail) == n  # nothing changed
     assert e.why.children and "dead end" in e.why.children[0].value
+    assert [w.culprit for w in e.ways_out] == list(e.explanation.culprits)  # sync: done
+    if any(w.status != "open" for w in e.ways_out):  # the legend speaks of the value tried
+        assert "with the decision tried" in e.why.children[2].value
     drops = e.why.children[1].children
     if drops:
         drops[0].click()
