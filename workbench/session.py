@@ -313,8 +313,8 @@ class Session:
             raise Stopped("the branch changed while it was read")
         cand, prefixes = history[pos], history[:pos + 1]
 
-        def ways(ex, stop=None) -> tuple:
-            outs = ways_out(cand, ex, prefixes=prefixes, stop=stop)
+        def ways(ex, stop=None, budget_s: float = 2.0) -> tuple:
+            outs = ways_out(cand, ex, prefixes=prefixes, stop=stop, budget_s=budget_s)
             for way in outs:  # a drop taken finds its witness known
                 if way.witness is not None:
                     self._remember(way.witness.digest(), way.witness)
