@@ -95,12 +95,13 @@ def explain_stored(paths: list, out: str | None) -> None:
                     print(json.dumps(rows[-1]), flush=True)
                     continue
                 t0 = time.perf_counter()
-                ex = wb.explain(cand, choice=choice)
+                prefixes = cand.prefixes()  # one replay for the explanation and its ways out
+                ex = wb.explain(cand, choice=choice, prefixes=prefixes)
                 row = {**head, "culprits": len(ex.culprits), "verified": ex.verified,
                        "by_value": [[v, len(sub)] for v, sub in ex.by_value],
                        "seconds": round(time.perf_counter() - t0, 1), "text": ex.text}
                 t0 = time.perf_counter()
-                row["ways_out"] = _ways(cand, ex)
+                row["ways_out"] = _ways(cand, ex, prefixes)
                 row["ways_out_s"] = round(time.perf_counter() - t0, 1)
                 rows.append(row)
                 print(json.dumps({k: v for k, v in row.items() if k != "text"}), flush=True)
@@ -122,11 +123,11 @@ def explain_stored(paths: list, out: str | None) -> None:
                                          "rows": rows + gone}, indent=1) + "\n")
 
 
-def _ways(cand, ex) -> dict:
+def _ways(cand, ex, prefixes) -> dict:
     """How many of the explanation's drops lead to an implementation
     (`explain.ways_out`: proven), to none (dead), or were not settled."""
     out: dict = {}
-    for way in wb.ways_out(cand, ex):
+    for way in wb.ways_out(cand, ex, prefixes=prefixes):
         out[way.status] = out.get(way.status, 0) + 1
     return out
 
@@ -193,15 +194,13 @@ def main() -> None:
                 continue
             stuck.append(getattr(ch, "name", ch))
             if args.explain and not isinstance(ch, str):
-                prefixes = [root]
-                for d in cand.trail:
-                    prefixes.append(prefixes[-1].decide(d))
+                prefixes = cand.prefixes()
                 ex = wb.explain(cand, choice=(ch.name, ch.objects), prefixes=prefixes)
                 sizes_expl.append(len(ex.culprits))
                 # the stuck state itself, so a long explanation can be studied again
                 kept.append({"choice": [ch.name, list(ch.objects)], "culprits": len(ex.culprits),
                              "by_value": [[v, len(sub)] for v, sub in ex.by_value],
-                             "ways_out": _ways(cand, ex),
+                             "ways_out": _ways(cand, ex, prefixes),
                              "text": ex.text, "candidate": json.loads(cand.to_json())})
                 verified += ex.verified
                 print(f"  explained by {len(ex.culprits)}: {ex.text}", file=sys.stderr,

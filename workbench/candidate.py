@@ -266,6 +266,14 @@ class Candidate:
         return root if root is not None else Candidate.root(self.problem.root_problem.kernel,
                                                             self.space)
 
+    def prefixes(self) -> list:
+        """The candidates after 0, 1, …, all decisions of this candidate's
+        trail, replayed in its order from its root (`root_candidate`)."""
+        out = [self.root_candidate()]
+        for d in self.trail:
+            out.append(out[-1].decide(d))
+        return out
+
     def decide_each(self, decisions: Iterable[Decision]) -> tuple[list, list]:
         """Take `decisions` one by one from here, in their order except that
         a decision on objects a lowering creates waits until they exist
@@ -575,3 +583,16 @@ def _resolve(problem: Problem, log) -> list[Pruning]:
         out.append(Pruning(name, objs, value_names(u, old & ~new), value_names(u, new),
                            problem.cause_text(cause, v)))
     return out
+
+
+def history_without(prefixes: list, k: int) -> list:
+    """The prefixes (candidates after 0, 1, … decisions) of the last one of
+    `prefixes` without its decision number k (0-based): those before it kept,
+    every later decision re-applied in order, one by one. Raises DeadEnd, or
+    InvalidDecision for a decision on objects that only decision k's
+    lowering created (`Session.drop` replays so, and `explain.ways_out`
+    with it)."""
+    hist = prefixes[:k + 1]
+    for d in prefixes[-1].trail[k + 1:]:
+        hist.append(hist[-1].decide(d))
+    return hist

@@ -27,7 +27,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field, replace
 
-from .candidate import Candidate, Decision, as_objects
+from .candidate import Candidate, Decision, as_objects, history_without
 from .errors import DeadEnd, InvalidDecision, NeverAppears, WorkbenchError
 from .model.lookahead import Stopped
 from .names import choice_label, decision_label, object_label
@@ -208,9 +208,7 @@ def explain(cand: Candidate, *, decision=None, choice=None, prefixes=None,
     target = _Target(decision, choice)
     trail = list(cand.trail)
     if prefixes is None:
-        prefixes = [Candidate.root(cand.problem.root_problem.kernel, cand.space)]
-        for d in trail:
-            prefixes.append(prefixes[-1].decide(d))
+        prefixes = cand.prefixes()
     checks = 0
 
     def fails(prefixes, j: int, must: list) -> bool:
@@ -338,9 +336,9 @@ class WayOut:
 def ways_out(cand: Candidate, ex: Explanation, *, prefixes=None, budget_s: float = 2.0,
              stop=None) -> tuple:
     """One `WayOut` per culprit of `ex` (an explanation of `cand`): the
-    trail without that culprit, re-applied one decision after another in
-    its order as `Session.drop` does (a decision on objects that the
-    dropped one's lowering created no longer replays), then the decision
+    trail without that culprit, re-applied as `Session.drop` does
+    (`candidate.history_without`: a decision on objects that the dropped
+    one's lowering created no longer replays), then the decision
     explained when there is one, searched for a witness for at most
     `budget_s` seconds (`witness.find_witness`). `prefixes`: as in
     `explain`. `stop()`, asked between culprits and inside each search,
@@ -349,20 +347,16 @@ def ways_out(cand: Candidate, ex: Explanation, *, prefixes=None, budget_s: float
     if not ex.culprits:
         return ()
     trail = list(cand.trail)
+    _go_on(stop)
     if prefixes is None:
-        prefixes = [cand.root_candidate()]
-        for d in trail:
-            _go_on(stop)
-            prefixes.append(prefixes[-1].decide(d))
+        prefixes = cand.prefixes()
     e = ex.decision
     out = []
     for d in ex.culprits:
         _go_on(stop)
-        step = trail.index(d)
-        c, note = prefixes[step], ""
+        note = ""
         try:
-            for x in trail[step + 1:]:
-                c = c.decide(x)
+            c = history_without(prefixes, trail.index(d))[-1]
         except DeadEnd as err:  # decisions commute: not after a live trail's subset
             out.append(WayOut(d, DEAD, f"the other decisions dead-end: {_constraint(err, c)}"))
             continue

@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .candidate import Candidate, Decision, as_objects
+from .candidate import Candidate, Decision, as_objects, history_without
 from .errors import DeadEnd, InvalidDecision, WorkbenchError
 from .witness import DEAD, OPEN, PROVEN, adopt, extends, find_witness
 
@@ -331,11 +331,8 @@ class Session:
         if not 1 <= step <= len(trail):
             raise WorkbenchError(f"no decision {step}: this candidate has decisions 1 to "
                                  f"{len(trail)}")
-        keep = trail[:step - 1] + trail[step:]
-        hist = b.history[:step]
         try:
-            for d in keep[step - 1:]:
-                hist.append(hist[-1].decide(d))
+            hist = history_without(b.history[:b.pos + 1], step - 1)
         except (DeadEnd, InvalidDecision) as exc:
             raise WorkbenchError(f"without decision {step} the others no longer replay: "
                                  f"{exc}") from None
