@@ -434,6 +434,18 @@ def _search_workers(o: CampaignOptions) -> int:
     return max(1, (os.cpu_count() or 2) - 1)
 
 
+def _search_id(rows: list, base: str, start_digest: str) -> str:
+    """The search id a campaign resumes: `base`, unless its records started
+    from another root (the engine has changed the kernel's space since, as
+    between two GPU sessions a day apart): then a fresh search, named after
+    its own start, so the old records stay as they are."""
+    starts = {(r.get("search") or {}).get("start_digest") for r in rows
+              if (r.get("search") or {}).get("id") == base}
+    if not starts or starts == {start_digest}:
+        return base
+    return f"{base}-{start_digest[:8]}"
+
+
 def stage_search(camp: Campaign) -> None:
     from ..search import TAG, Search
     from ..search import thesis as th
@@ -452,7 +464,7 @@ def stage_search(camp: Campaign) -> None:
         if o.quick:
             sizes = SMALL_SIZES[builder]
         root = Candidate.root(build_kernel(builder, sizes))
-        sid = f"campaign-{label.replace(' ', '_')}-{o.seed}"
+        sid = _search_id(rows, f"campaign-{label.replace(' ', '_')}-{o.seed}", root.digest())
         resume = sid if any((r.get("search") or {}).get("id") == sid for r in rows) else None
         s = Search(root, camp.backend.name, budget=o.search_budget, time_s=time_s,
                    policy=TAG(), workers=_search_workers(o), store=camp.store,
