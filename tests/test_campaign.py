@@ -23,7 +23,14 @@ from workbench.campaign import (
     status_line,
     summaries,
 )
-from workbench.campaign.report import cdf_svg, fig_5_1, markdown, summarize, table_6_2
+from workbench.campaign.report import (
+    cdf_svg,
+    fig_5_1,
+    fig_5_1_by_population,
+    markdown,
+    summarize,
+    table_6_2,
+)
 from workbench.campaign.run import STAGES
 
 
@@ -281,6 +288,24 @@ def test_soundness_names_counterexamples():
     assert "<polyline" in cdf_svg(f["ratios"]) and "no measured" in cdf_svg([])
 
 
+def test_fig_5_1_by_population():
+    """The thesis's Fig. 5.1 is over uniformly drawn implementations; a
+    search's rollouts, steered to low bounds, are counted apart."""
+    def rec(t, b, **tag):
+        return {"trail": [1], "times_ns": [t], "median_ns": t, "bound_ns": b,
+                "status": "ok", "kernel": "k", "digest": str(t), **tag}
+    rows = [rec(20.0, 10.0, x_campaign={"stage": "random"}),
+            rec(50.0, 1.0, x_campaign={"stage": "correctness"}),
+            rec(30.0, 1.0, search={"id": "s"}), rec(5.0, 1.0, search={"id": "s"}),
+            rec(9.0, 1.0)]
+    by = fig_5_1_by_population(rows)
+    assert {k: (v["n"], v["share_within_10x"]) for k, v in by.items()} == {
+        "random": (2, 0.5), "search": (2, 0.5), "other": (1, 1.0)}
+    md = markdown(summarize(rows, {"device": "d", "backend": "cuda"}))
+    assert "| random implementations (uniform descents: the thesis's population) | 2 | " \
+           "50.0 % |" in md
+
+
 def test_table_6_2_axpy_bandwidth():
     state = {"stages": {"search": {"kernels": {"axpy": {
         "best_ns": 1e6, "reference_median_ns": 2e6, "sizes": {"n": 2 ** 20},
@@ -331,6 +356,30 @@ def test_only_the_stages_and_kernels_asked_for(tmp_path):
         with pytest.raises(wb.WorkbenchError, match=said):
             run_campaign(backend="cpu", quick=True, out=tmp_path / "x", **bad)
     assert not (tmp_path / "x").exists()
+
+
+def test_a_search_from_an_older_space_starts_afresh(tmp_path):
+    """A campaign resumed after the engine changed a kernel's space (the
+    H200's third session, a day after the second) finds its search's records
+    started from another root: it runs a fresh search named after its own
+    start, and the old records stay as they were."""
+    out = tmp_path / "c"
+    run_campaign(backend="cpu", quick=True, out=out, minutes=2, stages=("search",),
+                 thesis_kernels=("axpy",))
+    rows = [json.loads(x) for x in (out / "records.jsonl").read_text().splitlines()]
+    for r in rows:  # as an older engine's root would have written them
+        r["search"]["start_digest"] = "0" * 64
+    (out / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    state = json.loads((out / "campaign.json").read_text())
+    state["stages"]["search"] = {"status": "partial"}
+    (out / "campaign.json").write_text(json.dumps(state))
+    s = run_campaign(backend="cpu", quick=True, out=out, minutes=2, stages=("search",),
+                     thesis_kernels=("axpy",))
+    assert s["stages"]["search"] == "done"
+    after = [json.loads(x) for x in (out / "records.jsonl").read_text().splitlines()]
+    assert after[:len(rows)] == rows
+    ids = {r["search"]["id"] for r in after[len(rows):]}
+    assert len(ids) == 1 and ids.pop().startswith("campaign-axpy-0-")
 
 
 def test_the_report_reads_the_expert_kernels_beside_the_campaign(tmp_path):

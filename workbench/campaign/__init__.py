@@ -19,6 +19,8 @@ from .report import (
                    current_bounds,
                    engine_fingerprint,
                    fig_5_1,
+                   fig_5_1_by_population,
+                   population,
                    soundness,
                    summarize,
                    table_6_2,
@@ -36,7 +38,9 @@ from .run import (
 )
 
 __all__ = ["NO_GPU_DATA", "STAGES", "Campaign", "CampaignOptions", "DrawnCache", "bounds_now",
-           "cdf_svg", "current_bounds", "draw_ahead", "engine_fingerprint", "fig_5_1", "gpu_dirs",
+           "cdf_svg", "current_bounds", "draw_ahead", "engine_fingerprint", "fig_5_1",
+           "fig_5_1_by_population", "gpu_dirs",
            "gpu_records", "gpu_rows",
-           "redrawn", "report_only", "run_campaign", "soundness", "status_line", "summaries",
+           "population", "redrawn", "report_only", "run_campaign", "soundness", "status_line",
+           "summaries",
            "summarize", "table_6_2", "with_current_bounds", "write_report"]

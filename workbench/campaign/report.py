@@ -170,6 +170,26 @@ def fig_5_1(rows, key: str = "bound_ns") -> dict:
             "goal_share_within_10x": GOAL_WITHIN_10X}
 
 
+def population(r: dict) -> str:
+    """Which drawing a record comes from: `random` (the correctness and
+    random stages' uniform descents: the thesis's Fig. 5.1 population, 35,000
+    random matmul implementations), `search` (rollouts a search steered
+    towards low bounds, so towards the model's blind spots) or `other`."""
+    if (r.get("x_campaign") or {}).get("stage") in ("correctness", "random"):
+        return "random"
+    return "search" if r.get("search") else "other"
+
+
+def fig_5_1_by_population(rows, key: str = "bound_ns") -> dict:
+    """`fig_5_1`'s share and median for each `population` (no ratios)."""
+    groups: dict = {}
+    for r in rows:
+        groups.setdefault(population(r), []).append(r)
+    return {p: {k: v for k, v in fig_5_1(g, key).items() if k in ("n", "share_within_10x",
+                                                                   "median_ratio")}
+            for p, g in sorted(groups.items())}
+
+
 def statuses(rows, stage: str) -> dict:
     """label -> {status: count} for one stage's records."""
     out: dict = {}
@@ -362,6 +382,7 @@ def summarize(rows, state: dict, target: dict | None = None) -> dict:
             "soundness": soundness(rows),
             "soundness_registers": soundness(rows, "x_bound_registers_ns"),
             "fig_5_1": {k: v for k, v in fig.items() if k != "ratios"},
+            "fig_5_1_by_population": fig_5_1_by_population(rows),
             "random": random_stage(rows), "ptxas": ptxas_facts(rows),
             "table_6_2": table_6_2(state, target)}
 
@@ -373,6 +394,7 @@ def with_current_bounds(s: dict, rows, target=None) -> dict:
     fig = fig_5_1(now, "bound_now_ns")
     s["soundness_now"] = soundness(now, "bound_now_ns")
     s["soundness_now"]["not_replayed"] = sum(1 for r in now if "bound_now_error" in r)
+    s["fig_5_1_by_population_now"] = fig_5_1_by_population(now, "bound_now_ns")
     # the ratios stay, so that a reader draws the CDF without replaying
     s["fig_5_1_now"] = {**{k: v for k, v in fig.items() if k != "ratios"},
                         "ratios": [float(f"{x:.4g}") for x in fig["ratios"]]}  # last: long
@@ -390,6 +412,29 @@ def _ns(v) -> str:
 
 def _pct(v) -> str:
     return "—" if v is None else f"{100 * v:.1f} %"
+
+
+_POPULATIONS = {"random": "random implementations (uniform descents: the thesis's population)",
+                "search": "the searches' rollouts (steered to low bounds)", "other": "other"}
+
+
+def _populations_md(s: dict) -> list:
+    """Fig. 5.1's share per population, recorded bounds and today's."""
+    by, now = s.get("fig_5_1_by_population") or {}, s.get("fig_5_1_by_population_now") or {}
+    if not by:
+        return []
+    out = ["| Fig. 5.1 by population | n | within 10× | median measured / bound |"
+           + (" today's model: within 10× | median |" if now else ""), "|---|---|---|---|"
+           + ("---|---|" if now else "")]
+    for p, f in by.items():
+        row = (f"| {_POPULATIONS.get(p, p)} | {f['n']} | {_pct(f['share_within_10x'])} | "
+               f"{f['median_ratio'] and round(f['median_ratio'], 2)} |")
+        if now:
+            g = now.get(p) or {}
+            row += (f" {_pct(g.get('share_within_10x'))} | "
+                    f"{g.get('median_ratio') and round(g['median_ratio'], 2)} |")
+        out.append(row)
+    return out + [""]
 
 
 def markdown(s: dict) -> str:
@@ -430,6 +475,7 @@ def markdown(s: dict) -> str:
                   f"{fn['median_ratio'] and round(fn['median_ratio'], 2)}"
                   + (f"; {sn['not_replayed']} trails no longer replay" if sn['not_replayed']
                      else "") + ".", ""]
+    lines += _populations_md(s)
     lines += [
               "## Random implementations", "",
               "| kernel | records | ok | best | median | reference | beat it |",
@@ -499,5 +545,6 @@ def write_report(out: Path, state: dict, rebound: bool | str = False) -> dict:
 
 
 __all__ = ["bounds_now", "cdf_svg", "current_bounds", "engine_fingerprint", "fig_5_1",
+           "fig_5_1_by_population", "population",
            "markdown", "measured", "ptxas_facts", "random_stage", "scatter_svg", "soundness",
            "statuses", "summarize", "table_6_2", "with_current_bounds", "write_report"]
