@@ -24,12 +24,26 @@ from ..codegen.tree import Barrier, Leaf
 from ..space.values import DimKind
 
 
-def pinned_waits(impl, latency) -> tuple[int, float, list]:
+def pinned_waits(impl, latency, *, sunk=None) -> tuple[int, float, list]:
     """(waits, their cycles, the (load, store) pairs that wait) of one
-    thread; `latency(inst)`: a load's least latency in cycles."""
+    thread; `latency(inst)`: a load's least latency in cycles.
+
+    `sunk(load, store)`, a hypothesis to test (`benchmarks/bench_sunk_pairs.py`),
+    not a rule of the model: that `store` also waits for `load` whatever
+    came before, as when nvcc computes the load inside the store's guard,
+    one `if` block per pair. The H200's records refute it as a bound."""
     pairs: set = set()
+    by_name = {i.name: i for i in impl.kernel.instructions()}
 
     def leaf(inst, st: dict) -> tuple[int, float, dict]:
+        if sunk is not None and inst.op == "store":
+            own = [(latency(by_name[o.source]), o.source) for o in inst.operands
+                   if o.kind == "inst" and o.source in by_name
+                   and sunk(by_name[o.source], inst)]
+            if own:
+                lat, src = max(own)
+                pairs.add((src, inst.name))
+                return 1, lat, {}  # a wait: what was issued before may have landed
         if inst.op == "load" and is_global(impl, inst) and impl.cache[inst.name] in PINNED_LOADS:
             return 0, 0.0, {**st, inst.name: latency(inst)}
         if inst.op == "store" and is_global(impl, inst) and \
