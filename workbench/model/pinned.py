@@ -33,7 +33,7 @@ def pinned_waits(impl, latency, *, sunk=None) -> tuple[int, float, list]:
     came before, as when nvcc computes the load inside the store's guard,
     one `if` block per pair. The H200's records refute it as a bound."""
     pairs: set = set()
-    by_name = {i.name: i for i in impl.kernel.instructions()}
+    by_name = {i.name: i for i in impl.kernel.instructions()} if sunk is not None else {}
 
     def leaf(inst, st: dict) -> tuple[int, float, dict]:
         if sunk is not None and inst.op == "store":
