@@ -2,7 +2,7 @@
 printed CUDA: the cross-check of `model/pinned.py` (which walks the
 implementation instead; see docs/results.md, second GPU session).
 
-The generated CUDA loads global memory with `__ldcg`/`__ldca` (`asm
+The generated CUDA loads global memory with `__ldg`/`__ldcg`/`__ldca` (`asm
 volatile`) or `__ldcv` (`asm` with a "memory" clobber) and stores it with
 `__stcg`/`__stwt` (`asm` with a "memory" clobber), so nvcc keeps them in
 program order; a warp issues in order, so a store waits for the load it
@@ -46,7 +46,7 @@ from workbench.kernels import from_spec
 from workbench.model.hardware import hardware
 from workbench.paths import shipped_data_dir
 
-PINNED_LOAD = re.compile(r"(v_\w+\[[^\]]*\]|t_) = __ld(cg|ca|cv)\(")
+PINNED_LOAD = re.compile(r"(v_\w+\[[^\]]*\]|t_) = __ld(cg|ca|cv|g)\(")
 STORE = re.compile(r"__st(?:cg|wt)\(")
 VALUE = re.compile(r"v_\w+\[[^\]]*\]")
 VEC_LANE = re.compile(r"(v_\w+\[[^\]]*\]) = t_\.[xyzw];")
@@ -57,7 +57,7 @@ def waits(cuda: str, latency: dict) -> tuple[int, float]:
     """Waits of one thread that runs every statement (thread 0: guards only
     drop work), in program order, and their cycles: a loop multiplies what
     its body counts; a wait lasts the least latency of its load's path
-    (`__ldca` may hit L1; `__ldcg`/`__ldcv` go to L2 at least)."""
+    (`__ldca` and `__ldg` may hit L1; `__ldcg`/`__ldcv` go to L2 at least)."""
     mult = [1]  # trip counts of the open braces
     total, cycles = 0, 0.0
     issued: dict = {}  # values of pinned loads issued since the last wait -> latency
@@ -65,7 +65,8 @@ def waits(cuda: str, latency: dict) -> tuple[int, float]:
         code = raw.split("//")[0]
         m = PINNED_LOAD.search(code)
         if m:
-            issued[m.group(1)] = latency["load_l1" if m.group(2) == "ca" else "load_l2"]
+            issued[m.group(1)] = latency[{"ca": "load_l1", "g": "load_readonly"}.get(
+                m.group(2), "load_l2")]
         lane = VEC_LANE.search(code)
         if lane and "t_" in issued:
             issued[lane.group(1)] = issued["t_"]

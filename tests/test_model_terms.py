@@ -39,11 +39,15 @@ def test_replication_across_foreign_thread_dims():
     chain ld_x → st_z (28 cycles, 14.14 ns) is the bound. Mapped to two
     (OUT): a 32 × 32 block; the communication goes through memory (a store
     and a load of a temporary). Each store runs in the 32 threads of its own
-    dimension (guarded == 0 on the other), and so does each load, whose only
-    use is that store: nvcc sinks such a load under the store's guard (seen
-    on an H200: `Model.sinks`), so 4 × 32 thread instructions (block issue
-    128, 4 wavefronts), not 2 × 1,024 + 2 × 32. The bound is then the chain
-    ld_x (28 cycles) → st_tmp → ld_tmp (shared, 19 cycles) → st_z: 47 cycles.
+    dimension (guarded == 0 on the other), and so does the temporary's load,
+    whose only use is that store and which may still live in shared memory:
+    nvcc sinks such a load under the store's guard (seen on an H200:
+    `Model.sinks`). The load of x does not sink: a global load is an `asm
+    volatile` intrinsic (`__ldg`, `__ldca`, `__ldcg`; `__ldcv` an `asm` with
+    a memory clobber) that runs where it is written, in all 1,024 threads.
+    Block issue 1,024 + 3 × 32, 32 + 3 wavefronts (a warp's 32 floats of x
+    are one), not 2 × 1,024 + 2 × 32. The bound is then the chain ld_x (28
+    cycles) → st_tmp → ld_tmp (shared, 19 cycles) → st_z: 47 cycles.
     The CPU reference executor's C keeps a copy of each value per thread and
     runs every statement in every thread but the guarded stores (its C loops
     over the 1,024 threads, `Printer.flush`): issue 2 × 1,024 + 2 × 32."""
@@ -51,8 +55,8 @@ def test_replication_across_foreign_thread_dims():
     assert wb.bound(mapped, "h200").value_ns == pytest.approx(28 / 1.98)
     out = _two_thread_dims("OUT")
     b = wb.bound(out, "h200")
-    assert _usage(b, "block", "issue").fields["amount"] == 4 * 32
-    assert _usage(b, "block", "lsu").fields["amount"] == 4
+    assert _usage(b, "block", "issue").fields["amount"] == 1024 + 3 * 32
+    assert _usage(b, "block", "lsu").fields["amount"] == 32 + 3
     assert b.value_ns == pytest.approx((28 + 19) / 1.98)
     cpu = wb.bound(out, "cpu_reference")
     assert _usage(cpu, "block", "issue").fields["amount"] == 2 * 1024 + 2 * 32
@@ -95,25 +99,27 @@ def test_float4_cap():
     assert next(n for n in cpu.children if n.fields["statement"] == "ld_b").fields["amount"] == 4096
 
 
-def test_unrolled_accesses_merge_no_more_than_the_unroll_holds():
+def test_unrolled_global_accesses_do_not_merge():
     """matmul 1024³ with c_m0 = 512 and s_m2 = 2 (so s_m1 = 1): m is C's
-    unit stride. While the m levels may still unroll, C's 2^20 stores may
-    go four a store (262,144). Once s_m2 is UNROLL, the unroll limit (512
-    copies) keeps s_m0 from unrolling: the only neighbours a thread's
-    unrolled code holds are s_m2's two, so at least 2^20 / 2 stores — as
-    when s_m2 is VECTOR. (Counted ÷4 whenever one unit-stride level may
-    unroll, the UNROLL child read 262,144, below a sibling and no higher
-    than its parent.)"""
+    unit stride. C's stores are `__stcg`/`__stwt` (every cache its store may
+    take has one): inline assembly, which nvcc neither merges nor widens, so
+    only a VECTOR level makes a wider store. While s_m2 may be VECTOR, C's
+    2^20 stores may go two a store; an UNROLL s_m2 leaves all 2^20 (the
+    rule before counted 2^20 / 4 while any unit-stride level might unroll),
+    and a VECTOR one 2^20 / 2. Likewise A's and B's loads (`__ldg` and the
+    cache-hint loads are `asm volatile`)."""
     root = wb.Candidate.root(wb.kernels.matmul(1024, 1024, 1024))
     dims = root.kernel.dims_by_label()
     c = root.apply("size", (dims["c_m0"],), "512").apply("size", (dims["s_m2"],), "2")
+    assert memory.asm_access(Facts(c), c.kernel.instruction("st_c"))
+    assert memory.asm_access(Facts(c), c.kernel.instruction("ld_a"))
 
     def stores(cand):
         issue = _usage(wb.bound(cand, "h200"), "gpu", "issue")
         return next(n for n in issue.children if n.fields["statement"] == "st_c").fields["amount"]
-    assert stores(c) == 2 ** 20 / 4
-    for kind in ("UNROLL", "VECTOR"):
-        assert stores(c.apply("dim_kind", (dims["s_m2"],), kind)) == 2 ** 20 / 2
+    assert stores(c) == 2 ** 20 / 2
+    assert stores(c.apply("dim_kind", (dims["s_m2"],), "UNROLL")) == 2 ** 20
+    assert stores(c.apply("dim_kind", (dims["s_m2"],), "VECTOR")) == 2 ** 20 / 2
 
 
 def test_short_strides_and_temporaries_may_merge():
@@ -138,15 +144,19 @@ def test_short_strides_and_temporaries_may_merge():
     assert all(merges_along(i, e) for i in tmp for e in i.dims)
 
 
-def _widths(*dims, vector=1):
-    """merge_widths of one access whose dims are (step, size, kind)."""
+def _widths(*dims, vector=1, space="SHARED"):
+    """merge_widths of one load of a temporary in `space` whose dims are
+    (step, size, kind)."""
+    from workbench.space.values import Cache, MemSpace
     named = [(SimpleNamespace(name=f"u{i}"), step) for i, (step, _, _) in enumerate(dims)]
     impl = SimpleNamespace(
         vector_size=lambda inst: vector,
         coefficients=lambda inst: named,
         size={f"u{i}": size for i, (_, size, _) in enumerate(dims)},
-        kind={f"u{i}": kind for i, (_, _, kind) in enumerate(dims)})
-    return memory.merge_widths(impl, None)
+        kind={f"u{i}": kind for i, (_, _, kind) in enumerate(dims)},
+        mem_space={"tmp": MemSpace(space)}, cache={"ld": Cache.L2})
+    ld = SimpleNamespace(name="ld", op="load", array=SimpleNamespace(name="tmp", temporary=True))
+    return memory.merge_widths(impl, ld)
 
 
 def test_merge_widths_follow_the_runs_of_unrolled_copies():
@@ -155,9 +165,12 @@ def test_merge_widths_follow_the_runs_of_unrolled_copies():
     size-1 level sharing a step with the level above (the seed-10 case of a
     review: steps 1 of sizes 8 and 1 read [1] while nvcc may merge four),
     two steps that meet (3 and 4: offsets 3 and 4), a negative step; never
-    across a LOOP, and in multiples of the VECTOR size."""
+    across a LOOP, and in multiples of the VECTOR size. A load of global
+    memory is an intrinsic nvcc does not merge: its VECTOR size only."""
     U, L, V = DimKind.UNROLL, DimKind.LOOP, DimKind.VECTOR
     assert _widths((1, 8, U), (1, 1, U)) == _widths((1, 1, U), (1, 8, U)) == [1, 2, 4]
+    assert _widths((1, 8, U), space="GLOBAL") == [1]
+    assert _widths((1, 2, V), (2, 4, U), vector=2, space="GLOBAL") == [2]
     assert _widths((3, 2, U), (4, 2, U)) == [1, 2]
     assert _widths((-1, 2, U), (2, 2, U)) == [1, 2, 4]
     assert _widths((1, 3, U)) == [1, 2]
@@ -576,14 +589,16 @@ def test_pinned_waits_by_hand():
     """Stores that wait in program order for the loads the cache-hint
     intrinsics pin before them (`model.pinned`), counted by hand on small
     trees: copy-major pairs wait once a copy, loads all issued first wait
-    once, a barrier or an unpinned path (`__ldg`, shared memory) waits never,
-    `__ldca` waits an L1 latency, and a loop repeats its body's waits."""
+    once, a barrier or a path through shared memory waits never, `__ldca`
+    and `__ldg` (`asm volatile` too in CUDA 13) wait an L1 latency, a store
+    without a cache hint (a plain C store) never, and a loop repeats its
+    body's waits."""
     from types import SimpleNamespace as NS
 
     from workbench.codegen.tree import Barrier, Leaf, Loop
     from workbench.model.pinned import pinned_waits
     from workbench.space.values import Cache, DimKind, MemSpace
-    cycles = {Cache.L1: 40.0, Cache.L2: 270.0}  # the model's latency, by the load's path
+    cycles = {Cache.L1: 40.0, Cache.READ_ONLY: 40.0, Cache.L2: 270.0}  # by the load's path
     x = NS(name="x", temporary=False)
     tmp = NS(name="tmp", temporary=True)
     ld = NS(name="ld", op="load", array=x, operands=[])
@@ -603,7 +618,8 @@ def test_pinned_waits_by_hand():
     assert waits(impl(pair))[2] == [("ld", "st")]
     assert waits(impl(unroll(Leaf(ld)), unroll(Leaf(st))))[:2] == (1, 270.0)
     assert waits(impl(Leaf(ld), Barrier(["tmp"], "raw"), Leaf(st)))[0] == 0
-    assert waits(impl(pair, load=Cache.READ_ONLY))[0] == 0
+    assert waits(impl(pair, load=Cache.READ_ONLY))[:2] == (4, 4 * 40.0)
+    assert waits(impl(pair, store=Cache.READ_ONLY))[0] == 0  # no store intrinsic: plain
     assert waits(impl(pair, space=MemSpace.SHARED))[0] == 0
     assert waits(impl(pair, load=Cache.L1))[:2] == (4, 4 * 40.0)
     assert waits(impl(Loop(2, [], DimKind.LOOP, 3, [pair])))[:2] == (12, 12 * 270.0)

@@ -26,10 +26,10 @@ _LOAD = {Cache.L1: "__ldca", Cache.L2: "__ldcg", Cache.READ_ONLY: "__ldg", Cache
 _STORE = {Cache.L2: "__stcg", Cache.NONE: "__stwt"}
 _VEC = {2: ("float2", "make_float2", "xy"), 4: ("float4", "make_float4", "xyzw")}
 STATIC_SHARED_BYTES = 48 * 1024  # above it CUDA needs dynamic shared memory
-# what nvcc keeps in program order (CUDA 13's sm_32_intrinsics.hpp): __ldca and
-# __ldcg are `asm volatile`, __ldcv and the stores `asm` with a "memory"
-# clobber; __ldg is a builtin the compiler moves (model/pinned.py)
-PINNED_LOADS = frozenset({Cache.L1, Cache.L2, Cache.NONE})
+# what nvcc keeps in program order (CUDA 13's sm_32_intrinsics.hpp): __ldg,
+# __ldca and __ldcg are `asm volatile`, __ldcv and the stores `asm` with a
+# "memory" clobber (model/pinned.py); every global load is one of them
+PINNED_LOADS = frozenset(_LOAD)
 PINNED_STORES = frozenset(_STORE)
 
 

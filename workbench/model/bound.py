@@ -150,7 +150,8 @@ class _Model:
             if instructions and DimKind.VECTOR in kinds:
                 vec = True
                 continue
-            if instructions and DimKind.UNROLL in kinds and merges_along(s, d):
+            if instructions and DimKind.UNROLL in kinds and merges_along(s, d) \
+                    and not memory.asm_access(f, s):
                 merged *= f.sizes(d)[-1]
             dims.append(d)
         n = f.size_min(dims)
@@ -307,10 +308,15 @@ class _Model:
         `threadIdx.x == 0` under that guard (an H200 ran 67 M such shared
         loads, counted for all 1,024 threads of each block, in 200 µs against
         a 269 µs bound), so a statement runs in at least the threads of its
-        busiest sink, not in every thread. A store is its own sink. Only on
-        a GPU target: the reference C keeps a copy of each value per thread
-        and its audits hold without this (none there)."""
-        if self.hw.runs != "cuda":
+        busiest sink, not in every thread. A store is its own sink. A load
+        of global memory has none: it is an inline-assembly intrinsic
+        (`memory.asm_access`), which nvcc runs where it is written, in every
+        thread its own guard lets through (counting the `__ldg`s of a
+        guarded copy in the guard's 4 threads of 1,024 put an H200 matmul
+        256 of 641 µs at a bound of 5.6 µs; in every thread: 35.5 µs). Only
+        on a GPU target: the reference C keeps a copy of each value per
+        thread and its audits hold without this (none there)."""
+        if self.hw.runs != "cuda" or s.op == "load" and memory.asm_access(self.f, s):
             return ()
         if self._sinks is None:
             users = self._users()

@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from ..codegen.printer import PINNED_STORES, is_global
 from ..space.values import Cache, DimKind, MemSpace
 from .facts import VECTOR_MAX
 from .hardware import Hardware
@@ -65,6 +66,21 @@ def bypasses_l1(facts, inst, hw: Hardware | None = None) -> bool:
     return not (facts.dom("cache", inst) & {Cache.L1, Cache.READ_ONLY})
 
 
+def asm_access(facts, inst) -> bool:
+    """Every remaining implementation prints `inst` as an inline-assembly
+    intrinsic (`codegen.printer.PINNED_LOADS`, `PINNED_STORES`): a load of
+    global memory (`__ldg`, `__ldca`, `__ldcg`: `asm volatile` in CUDA 13's
+    sm_32_intrinsics.hpp; `__ldcv`: `asm` with a memory clobber), or a store
+    to it whose every remaining cache directive has one. nvcc runs such an
+    access where it is written: it neither sinks it under a guard nor
+    merges unrolled copies of it into wider accesses (only a VECTOR
+    dimension, printed as one float2/float4 intrinsic, widens it)."""
+    a = inst.array
+    if not inst.is_mem() or a is None or MemSpace.SHARED in facts.dom("mem_space", a):
+        return False
+    return inst.op == "load" or facts.dom("cache", inst) <= PINNED_STORES
+
+
 def surely_shared(facts, inst) -> bool:
     a = inst.array
     return a is not None and facts.dom("mem_space", a) == {MemSpace.SHARED}
@@ -105,6 +121,8 @@ def merge_widths(impl, inst) -> list[int]:
     a negative step mirrors the set, which keeps its runs. LOOP dimensions
     are printed `#pragma unroll 1`: no merge crosses them."""
     vec = impl.vector_size(inst)
+    if is_global(impl, inst) and (inst.op == "load" or impl.cache[inst.name] in PINNED_STORES):
+        return [vec]  # an intrinsic (`asm_access`): nvcc does not merge its copies
     offsets = np.zeros(1, dtype=np.int64)
     for d, c in impl.coefficients(inst):
         size = impl.size[d.name]

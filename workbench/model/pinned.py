@@ -1,7 +1,7 @@
 """Waits that the cache-hint intrinsics pin in order (fixed CUDA candidates).
 
-The CUDA printer loads global memory with `__ldca`/`__ldcg`/`__ldcv` and
-stores it with `__stcg`/`__stwt` (`codegen.printer.PINNED_LOADS`,
+The CUDA printer loads global memory with `__ldg`/`__ldca`/`__ldcg`/`__ldcv`
+and stores it with `__stcg`/`__stwt` (`codegen.printer.PINNED_LOADS`,
 `PINNED_STORES`): inline assembly nvcc keeps in program order. A warp
 issues in order, so a store waits for the load whose value it writes, and
 the loads after it issue only then: unrolled `load → store` pairs (a
@@ -11,11 +11,12 @@ copies overlap. Walking the implementation's tree in the printer's order,
 one thread that runs every statement (thread 0: guards only drop work)
 waits once at each pinned store whose value comes from a pinned load issued
 since its previous wait, for that load's least latency (the model's
-`latency`: `__ldca` may hit L1; the others reach L2 at least). A barrier forgets the loads before it
-(they may complete while the block waits), and so would any other wait:
-this counts only what surely waits. On the H200's 210 records the walk
-stays below every time and explains most of the searches' slow kernels
-(`benchmarks/bench_pinned_pairs.py`, docs/results.md)."""
+`latency`: `__ldca` and `__ldg` may hit L1; the others reach L2 at least).
+A barrier forgets the loads before it (they may complete while the block
+waits), and so would any other wait: this counts only what surely waits.
+On the H200's 649 records the walk stays below every time and explains
+most of the searches' slow kernels (`benchmarks/bench_pinned_pairs.py`,
+docs/results.md)."""
 
 from __future__ import annotations
 
@@ -24,26 +25,12 @@ from ..codegen.tree import Barrier, Leaf
 from ..space.values import DimKind
 
 
-def pinned_waits(impl, latency, *, sunk=None) -> tuple[int, float, list]:
+def pinned_waits(impl, latency) -> tuple[int, float, list]:
     """(waits, their cycles, the (load, store) pairs that wait) of one
-    thread; `latency(inst)`: a load's least latency in cycles.
-
-    `sunk(load, store)`, a hypothesis to test (`benchmarks/bench_sunk_pairs.py`),
-    not a rule of the model: that `store` also waits for `load` whatever
-    came before, as when nvcc computes the load inside the store's guard,
-    one `if` block per pair. The H200's records refute it as a bound."""
+    thread; `latency(inst)`: a load's least latency in cycles."""
     pairs: set = set()
-    by_name = {i.name: i for i in impl.kernel.instructions()} if sunk is not None else {}
 
     def leaf(inst, st: dict) -> tuple[int, float, dict]:
-        if sunk is not None and inst.op == "store":
-            own = [(latency(by_name[o.source]), o.source) for o in inst.operands
-                   if o.kind == "inst" and o.source in by_name
-                   and sunk(by_name[o.source], inst)]
-            if own:
-                lat, src = max(own)
-                pairs.add((src, inst.name))
-                return 1, lat, {}  # a wait: what was issued before may have landed
         if inst.op == "load" and is_global(impl, inst) and impl.cache[inst.name] in PINNED_LOADS:
             return 0, 0.0, {**st, inst.name: latency(inst)}
         if inst.op == "store" and is_global(impl, inst) and \
