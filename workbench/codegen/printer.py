@@ -26,16 +26,23 @@ _LOAD = {Cache.L1: "__ldca", Cache.L2: "__ldcg", Cache.READ_ONLY: "__ldg", Cache
 _STORE = {Cache.L2: "__stcg", Cache.NONE: "__stwt"}
 _VEC = {2: ("float2", "make_float2", "xy"), 4: ("float4", "make_float4", "xyzw")}
 STATIC_SHARED_BYTES = 48 * 1024  # above it CUDA needs dynamic shared memory
-# what nvcc keeps in program order (CUDA 13's sm_32_intrinsics.hpp): __ldg,
-# __ldca and __ldcg are `asm volatile`, __ldcv and the stores `asm` with a
-# "memory" clobber (model/pinned.py); every global load is one of them
-PINNED_LOADS = frozenset(_LOAD)
+# the store directives with an intrinsic: any other store is a plain C store
 PINNED_STORES = frozenset(_STORE)
 
 
 def is_global(impl: Implementation, inst) -> bool:
     """Whether `inst` accesses global memory (a temporary may live in shared)."""
     return not (inst.array.temporary and impl.mem_space[inst.array.name] == MemSpace.SHARED)
+
+
+def prints_intrinsic(impl: Implementation, inst) -> bool:
+    """Whether the printer writes the access `inst` as a cache-hint
+    intrinsic: every load of global memory, and a store to it whose cache
+    directive has one. In CUDA 13's sm_32_intrinsics.hpp they are inline
+    assembly nvcc keeps in program order and runs where they are written
+    (`__ldg`, `__ldca`, `__ldcg`: `asm volatile`; `__ldcv` and the stores:
+    `asm` with a "memory" clobber; model/pinned.py, `memory.asm_access`)."""
+    return is_global(impl, inst) and (inst.op == "load" or impl.cache[inst.name] in _STORE)
 
 
 def _float(x: float) -> str:
@@ -391,7 +398,7 @@ class CudaPrinter(Printer):
         return f"{_LOAD[self.impl.cache[inst.name]]}(&{addr})"
 
     def store(self, inst, addr, value) -> str:
-        if not self._global(inst) or self.impl.cache[inst.name] not in _STORE:
+        if not prints_intrinsic(self.impl, inst):
             return f"{addr} = {value};"
         return f"{_STORE[self.impl.cache[inst.name]]}(&{addr}, {value});"
 

@@ -37,7 +37,7 @@ from ..space.values import DimKind, Order, ThreadMapping
 from . import memory
 from .base import Bound, model_for, register_model
 from .cloops import c_loops
-from .facts import ARITH, SEQUENTIAL, UP_TO, VECTOR_MAX, Facts, merges_along, representatives
+from .facts import ARITH, SEQUENTIAL, UP_TO, VECTOR_MAX, Facts, representatives
 from .facts import _nest_of as _nest
 from .hardware import LEVELS, Hardware, hardware
 from .justification import (
@@ -110,7 +110,7 @@ class _Model:
     def count(self, s, level: int, instructions: bool) -> float:
         """N^level_∅(s): instances of `s` per thread (0), block (1), GPU (2);
         `instructions` collapses vector dimensions into one instruction and
-        lets the compiler merge unrolled accesses (`merges_along`). Own dimensions
+        lets the compiler merge unrolled accesses (`memory.may_merge`). Own dimensions
         count as in eq. 5.15; on a GPU target the foreign THREAD and BLOCK
         dimensions replicate the statement too (`replication`)."""
         if self.hw.runs == "cpu":
@@ -150,8 +150,7 @@ class _Model:
             if instructions and DimKind.VECTOR in kinds:
                 vec = True
                 continue
-            if instructions and DimKind.UNROLL in kinds and merges_along(s, d) \
-                    and not memory.asm_access(f, s):
+            if instructions and DimKind.UNROLL in kinds and memory.may_merge(f, s, d):
                 merged *= f.sizes(d)[-1]
             dims.append(d)
         n = f.size_min(dims)

@@ -16,9 +16,9 @@ import math
 
 import numpy as np
 
-from ..codegen.printer import PINNED_STORES, is_global
+from ..codegen.printer import PINNED_STORES, prints_intrinsic
 from ..space.values import Cache, DimKind, MemSpace
-from .facts import VECTOR_MAX
+from .facts import VECTOR_MAX, merges_along
 from .hardware import Hardware
 
 _OFFSETS_MAX = 1 << 16  # unrolled copies of one access enumerated by merge_widths
@@ -68,7 +68,7 @@ def bypasses_l1(facts, inst, hw: Hardware | None = None) -> bool:
 
 def asm_access(facts, inst) -> bool:
     """Every remaining implementation prints `inst` as an inline-assembly
-    intrinsic (`codegen.printer.PINNED_LOADS`, `PINNED_STORES`): a load of
+    intrinsic (`codegen.printer.prints_intrinsic`): a load of
     global memory (`__ldg`, `__ldca`, `__ldcg`: `asm volatile` in CUDA 13's
     sm_32_intrinsics.hpp; `__ldcv`: `asm` with a memory clobber), or a store
     to it whose every remaining cache directive has one. nvcc runs such an
@@ -79,6 +79,12 @@ def asm_access(facts, inst) -> bool:
     if not inst.is_mem() or a is None or MemSpace.SHARED in facts.dom("mem_space", a):
         return False
     return inst.op == "load" or facts.dom("cache", inst) <= PINNED_STORES
+
+
+def may_merge(facts, inst, d) -> bool:
+    """The compiler may merge unrolled copies of `inst` along `d`
+    (`facts.merges_along`), unless it is an intrinsic (`asm_access`)."""
+    return merges_along(inst, d) and not asm_access(facts, inst)
 
 
 def surely_shared(facts, inst) -> bool:
@@ -121,7 +127,7 @@ def merge_widths(impl, inst) -> list[int]:
     a negative step mirrors the set, which keeps its runs. LOOP dimensions
     are printed `#pragma unroll 1`: no merge crosses them."""
     vec = impl.vector_size(inst)
-    if is_global(impl, inst) and (inst.op == "load" or impl.cache[inst.name] in PINNED_STORES):
+    if prints_intrinsic(impl, inst):
         return [vec]  # an intrinsic (`asm_access`): nvcc does not merge its copies
     offsets = np.zeros(1, dtype=np.int64)
     for d, c in impl.coefficients(inst):

@@ -1,8 +1,8 @@
 """Waits that the cache-hint intrinsics pin in order (fixed CUDA candidates).
 
 The CUDA printer loads global memory with `__ldg`/`__ldca`/`__ldcg`/`__ldcv`
-and stores it with `__stcg`/`__stwt` (`codegen.printer.PINNED_LOADS`,
-`PINNED_STORES`): inline assembly nvcc keeps in program order. A warp
+and stores it with `__stcg`/`__stwt` (`codegen.printer.prints_intrinsic`):
+inline assembly nvcc keeps in program order. A warp
 issues in order, so a store waits for the load whose value it writes, and
 the loads after it issue only then: unrolled `load → store` pairs (a
 communication through a global temporary, copy after copy) run one after
@@ -20,7 +20,7 @@ docs/results.md)."""
 
 from __future__ import annotations
 
-from ..codegen.printer import PINNED_LOADS, PINNED_STORES, is_global
+from ..codegen.printer import prints_intrinsic
 from ..codegen.tree import Barrier, Leaf
 from ..space.values import DimKind
 
@@ -31,10 +31,9 @@ def pinned_waits(impl, latency) -> tuple[int, float, list]:
     pairs: set = set()
 
     def leaf(inst, st: dict) -> tuple[int, float, dict]:
-        if inst.op == "load" and is_global(impl, inst) and impl.cache[inst.name] in PINNED_LOADS:
+        if inst.op == "load" and prints_intrinsic(impl, inst):
             return 0, 0.0, {**st, inst.name: latency(inst)}
-        if inst.op == "store" and is_global(impl, inst) and \
-                impl.cache[inst.name] in PINNED_STORES:
+        if inst.op == "store" and prints_intrinsic(impl, inst):
             hit = [(st[o.source], o.source) for o in inst.operands
                    if o.kind == "inst" and o.source in st]
             if hit:

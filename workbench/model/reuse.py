@@ -42,10 +42,10 @@ import itertools
 import math
 
 from ..space.values import DimKind, DimMap
-from .facts import ARITH, PARALLEL, SEQUENTIAL, VECTOR_MAX, merges_along
+from .facts import ARITH, PARALLEL, SEQUENTIAL, VECTOR_MAX
 from .facts import _nest_of as nest_of
 from .justification import Justification
-from .memory import asm_access
+from .memory import may_merge
 
 SPLITS_MAX = 20_000  # size tuples × kind splits enumerated per instruction
 
@@ -114,14 +114,13 @@ def _widest(f, load) -> int:
     """Values one instance of `load` (or store) may move: the neighbours its
     thread's code may hold in one place — the largest sizes of its
     dimensions that may be VECTOR, or UNROLL where the compiler may merge
-    the unrolled accesses (`merges_along`; never those of global memory,
-    inline-assembly intrinsics: `memory.asm_access`) — at most VECTOR_MAX (float4),
+    the unrolled accesses (`memory.may_merge`: never intrinsics) — at
+    most VECTOR_MAX (float4),
     as `_Model.own_count` caps its merges."""
     width = 1
     for d in load.dims:
         kinds = f.kinds(d)
-        if DimKind.VECTOR in kinds or DimKind.UNROLL in kinds and merges_along(load, d) \
-                and not asm_access(f, load):
+        if DimKind.VECTOR in kinds or DimKind.UNROLL in kinds and may_merge(f, load, d):
             width *= f.sizes(d)[-1]
             if width >= VECTOR_MAX:
                 return VECTOR_MAX
