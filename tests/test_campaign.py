@@ -72,6 +72,16 @@ def test_dry_run_every_stage(dry_run):
     assert table["matmul 1024"]["thesis_speedup"] == pytest.approx(3.71 / 4.34)
     text = (out / "report.md").read_text()
     assert "Quick dry run" in text and "Table 6.2" in text
+    # the forced stage: each plan searched from its recipe's candidate
+    forced = {r["plan"]: r for r in s["forced"]}
+    assert set(forced) == {"axpy: vector_axpy(threads=16)", "axpy: vector_axpy(threads=None)",
+                           "matmul 256: register_tiled_matmul(tm=2, tn=2, threads=4)"}
+    assert all(r["best_ns"] and r["evaluations"] >= 1 and not r["error"] for r in forced.values())
+    assert forced["axpy: vector_axpy(threads=None)"]["open_choices"] > \
+        forced["axpy: vector_axpy(threads=16)"]["open_choices"] > 0
+    assert any((r.get("search") or {}).get("id", "").startswith("forced-axpy-vector_axpy-")
+               for r in rows)
+    assert "| axpy: vector_axpy(threads=16) | 7 |" in text
 
 
 def test_resume_skips_finished_stages(dry_run):
@@ -315,6 +325,23 @@ def test_table_6_2_axpy_bandwidth():
     assert rows["axpy"]["share_of_copy_bandwidth"] == pytest.approx(12 * 2 ** 20 / 1e-3 / 2e10)
     assert rows["matmul 256"]["best_ns"] is None
     assert "| axpy |" in markdown(summarize([], {**state, "device": "d", "backend": "cuda"}))
+
+
+def test_a_forced_plan_that_does_not_apply_is_recorded(tmp_path, monkeypatch):
+    """A recipe outside the space (here float4 on a strided operand) is a
+    row of the report saying why, and the other plans still run."""
+    from workbench.campaign import run as run_mod
+    monkeypatch.setattr(run_mod, "QUICK_FORCED", {"matmul 256": [
+        ("register_tiled_matmul", {"tm": 2, "tn": 2, "threads": 4, "vector": True}),
+        ("register_tiled_matmul", {"tm": 2, "tn": 2, "threads": 3})]})
+    s = run_campaign(backend="cpu", quick=True, out=tmp_path / "c", minutes=2,
+                     stages=("forced",))
+    assert s["stages"]["forced"] == "done"
+    got = {r["plan"]: r for r in s["forced"]}
+    bad = got["matmul 256: register_tiled_matmul(tm=2, tn=2, threads=3)"]
+    assert "multiple of the tile" in bad["error"] and bad["best_ns"] is None
+    assert got["matmul 256: register_tiled_matmul(tm=2, tn=2, threads=4, vector=True)"]["best_ns"]
+    assert "does not apply: m = 16 is not a multiple" in (tmp_path / "c" / "report.md").read_text()
 
 
 def test_cli_campaign_without_gpu():

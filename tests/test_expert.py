@@ -21,7 +21,13 @@ from workbench.descent import random_fixed
 from workbench.model import memory
 from workbench.model.facts import Facts
 from workbench.model.hardware import hardware
-from workbench.recipes import apply_recipe, lowered_decisions, register_tiled_matmul
+from workbench.recipes import (
+    apply_recipe,
+    forced_candidate,
+    lowered_decisions,
+    register_tiled_matmul,
+    vector_axpy,
+)
 from workbench.runtime import evaluate
 
 
@@ -195,3 +201,52 @@ def test_dynamic_shared_memory_above_static_limit(expert, monkeypatch, tmp_path)
     if nvcc_path() is not None:
         info = ptxas_info(g.cuda, "dyn", "sm_90", str(tmp_path))
         assert info["shared_bytes"] == 0 and info["spill_stores"] == 0
+
+
+def test_vector_axpy_is_the_streaming_kernel():
+    """The axpy recipe at the thesis's 2^26: a grid of 256-thread blocks,
+    one float4 of x, y and z per thread, nothing staged; only the cache
+    directives and the two loads' order are left, and whatever a search
+    decides there the bound is the root's (DRAM traffic alone)."""
+    kernel = wb.kernels.axpy(2 ** 26)
+    root = wb.Candidate.root(kernel)
+    forced = forced_candidate(root, "vector_axpy", threads=256)
+    assert {c.name for c in forced.choices()} <= {"cache", "order"}
+    assert wb.bound(forced, "h200").value_ns == wb.bound(root, "h200").value_ns
+    fixed = random_fixed(forced, random.Random(0))
+    g = generate(fixed, "axpy4")
+    assert g.launch["grid"] == [2 ** 26 // 1024, 1, 1] and g.launch["block"] == [256, 1, 1]
+    assert g.launch["shared_bytes"] == 0
+    assert len(re.findall(r"float4 t_ = __ld\w+\(\(float4 const\*\)&[xy]\[", g.cuda)) == 2
+    assert re.search(r"__st\w+\(\(float4\*\)&z\[", g.cuda)
+    assert not any(a.temporary for a in fixed.kernel.arrays())
+    # the size left open: a search picks the block's threads
+    free = forced_candidate(root, "vector_axpy", threads=None)
+    assert "size" in {c.name for c in free.choices()}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_vector_axpy_completions_verify_on_cpu(seed):
+    """Every completion of the recipe at a small size checks against numpy,
+    the size left open included."""
+    root = wb.Candidate.root(wb.kernels.axpy(256))
+    forced = forced_candidate(root, "vector_axpy", threads=None if seed % 2 else 16)
+    fixed = random_fixed(forced, random.Random(seed))
+    rec = evaluate([fixed], "cpu", store=None)[0]
+    assert rec["status"] == "ok" and rec["verified"], rec.get("message")
+
+
+def test_recipes_refuse_what_does_not_apply():
+    with pytest.raises(wb.WorkbenchError, match="axpy kernel"):
+        vector_axpy(wb.kernels.matmul(16, 16, 8))
+    with pytest.raises(wb.WorkbenchError, match="not a multiple"):
+        vector_axpy(wb.kernels.axpy(1000), threads=16)
+    root = wb.Candidate.root(wb.kernels.matmul(16, 16, 8))
+    with pytest.raises(wb.WorkbenchError, match="unknown recipe 'tiled'"):
+        forced_candidate(root, "tiled")
+    # a value outside its domain names the decision; the root is untouched
+    strided = wb.Candidate.root(wb.kernels.strided_matmul(16, 16, 8, 4))
+    before = all_domains(strided)
+    with pytest.raises(wb.WorkbenchError, match="VECTOR"):
+        forced_candidate(strided, "register_tiled_matmul", tm=2, tn=2, threads=4)
+    assert all_domains(strided) == before

@@ -364,9 +364,9 @@ def _campaign_args(p) -> None:
                    help="processes drawing candidates (default one per core but one; 0: none)")
     p.add_argument("--stages", default="",
                    help="comma-separated measuring stages to run (correctness, random, "
-                        "search; default all; calibration and the report always run)")
+                        "search, forced; default all; calibration and the report always run)")
     p.add_argument("--kernels", default="",
-                   help="comma-separated thesis kernels the search stage runs (e.g. "
+                   help="comma-separated thesis kernels the search and forced stages run (e.g. "
                         "'matmul 1024,axpy'; default all of Table 6.2)")
     p.add_argument("--n-correct", type=int, default=None,
                    help="random fixed candidates per kernel checked against numpy (50)")

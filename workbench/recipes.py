@@ -90,6 +90,39 @@ def register_tiled_matmul(kernel, *, tm: int = 4, tn: int = 4, threads: int = 16
     return out
 
 
+def vector_axpy(kernel, *, threads: int | None = 256, vector: int = 4) -> list[tuple]:
+    """(choice, objects, value) decisions of the streaming axpy on an
+    `axpy`-built kernel: every statement's outer strip a BLOCK, its middle
+    one a THREAD of `threads` (None: the size left to a search), its inner
+    one `vector` wide — a float4 access for the loads and the store, an
+    unrolled fma — and the three nests fused, the values kept in registers.
+    Cache directives and the order of the two loads are left open."""
+    if kernel.spec().get("builder") != "axpy":
+        raise WorkbenchError(f"vector_axpy needs an axpy kernel, got {kernel.name}")
+    n = kernel.spec()["n"]
+    if n % (vector * (threads or 1)):
+        raise WorkbenchError(f"n = {n} is not a multiple of {vector} × {threads} threads")
+    lab = kernel.dims_by_label()
+    out = []
+
+    def dec(choice, objs, value):
+        out.append((choice, tuple(lab[o] for o in objs), str(value)))
+
+    for s in "xyfz":  # the x and y loads, the fma, the z store
+        if threads is not None:
+            dec("size", (f"{s}_n1",), threads)
+        dec("size", (f"{s}_n2",), vector)
+        dec("dim_kind", (f"{s}_n0",), DimKind.BLOCK)
+        dec("dim_kind", (f"{s}_n1",), DimKind.THREAD)
+        # an fma has no vector form: unrolled over the loaded float4's lanes
+        dec("dim_kind", (f"{s}_n2",), DimKind.UNROLL if s == "f" else DimKind.VECTOR)
+    for a, b in (("x", "f"), ("y", "f"), ("f", "z")):
+        dec("dim_map", (f"{a}_n0", f"{b}_n0"), DimMap.MERGED)
+        dec("dim_map", (f"{a}_n1", f"{b}_n1"), DimMap.MERGED)
+        dec("dim_map", (f"{a}_n2", f"{b}_n2"), DimMap.REGISTERS)
+    return out
+
+
 def lowered_decisions(kernel) -> list[tuple]:
     """Decisions on the objects a recipe's lowerings add (call on the kernel
     of the candidate after the lowering): the staged tiles in shared memory,
@@ -102,6 +135,21 @@ def lowered_decisions(kernel) -> list[tuple]:
         out += [("order", ("ld_ld_a_mad", lab["c_n2"]), Order.BEFORE.value),
                 ("order", ("ld_ld_a_mad", "ld_ld_b_mad"), Order.BEFORE.value)]
     return out
+
+
+RECIPES = {"register_tiled_matmul": register_tiled_matmul, "vector_axpy": vector_axpy}
+
+
+def forced_candidate(root, recipe: str, **options):
+    """`root` with the named recipe (`RECIPES`, keyword `options`) forced,
+    then the decisions on what its lowerings added (`lowered_decisions`):
+    the candidate a person who knows the recipe starts a search from.
+    Raises WorkbenchError naming the recipe, or the decision, that does not
+    apply."""
+    if recipe not in RECIPES:
+        raise WorkbenchError(f"unknown recipe {recipe!r}: use one of {', '.join(RECIPES)}")
+    cand = apply_recipe(root, RECIPES[recipe](root.kernel, **options))
+    return apply_recipe(cand, lowered_decisions(cand.kernel))
 
 
 def apply_recipe(cand, decisions):

@@ -237,6 +237,18 @@ def ptxas_facts(rows) -> dict:
                 and r["x_registers"] != r["x_ptxas"]["registers"])}
 
 
+def _axpy_bandwidth(row: dict, sizes: dict | None, target: dict | None) -> None:
+    """axpy's bytes per second (x and y read, z written) in `row`, and its
+    share of the copy bandwidth the calibration measured."""
+    ours = row.get("best_ns")
+    if not ours or not sizes:
+        return
+    row["bytes_per_s"] = 12 * sizes.get("n", 0) / (ours * 1e-9)
+    copy = ((target or {}).get("measured") or {}).get("dram_bytes_per_s")
+    if copy:
+        row["share_of_copy_bandwidth"] = row["bytes_per_s"] / copy
+
+
 def table_6_2(state: dict, target: dict | None = None) -> list:
     """The searches' best beside the reference and the thesis's Table 6.2
     (speed-up = reference time / our time; the thesis's on a Quadro K4000)."""
@@ -252,12 +264,26 @@ def table_6_2(state: dict, target: dict | None = None) -> list:
                "evaluations": got.get("evaluations"), "sizes": got.get("sizes"),
                "thesis_best_ns": th_ours, "thesis_reference_ns": th_ref,
                "thesis_speedup": th_ref / th_ours}
-        if label == "axpy" and ours and got.get("sizes"):
-            n = got["sizes"].get("n", 0)
-            row["bytes_per_s"] = 12 * n / (ours * 1e-9)  # read x, y; write z
-            copy = ((target or {}).get("measured") or {}).get("dram_bytes_per_s")
-            if copy:
-                row["share_of_copy_bandwidth"] = row["bytes_per_s"] / copy
+        if label == "axpy":
+            _axpy_bandwidth(row, got.get("sizes"), target)
+        rows.append(row)
+    return rows
+
+
+def forced_table(state: dict, target: dict | None = None) -> list:
+    """Per plan of the `forced` stage (a recipe forced, a search for the
+    rest): its best beside the reference, or why the recipe did not apply."""
+    res = ((state.get("stages") or {}).get("forced") or {}).get("plans") or {}
+    rows = []
+    for name, got in res.items():
+        ours, ref = got.get("best_ns"), got.get("reference_median_ns")
+        row = {"plan": name, "kernel": got.get("kernel"), "best_ns": ours,
+               "reference": got.get("reference"), "reference_ns": ref,
+               "speedup": ref / ours if ours and ref else None,
+               "evaluations": got.get("evaluations"), "open_choices": got.get("open_choices"),
+               "error": got.get("error")}
+        if got.get("kernel") == "axpy":
+            _axpy_bandwidth(row, got.get("sizes"), target)
         rows.append(row)
     return rows
 
@@ -384,7 +410,7 @@ def summarize(rows, state: dict, target: dict | None = None) -> dict:
             "fig_5_1": {k: v for k, v in fig.items() if k != "ratios"},
             "fig_5_1_by_population": fig_5_1_by_population(rows),
             "random": random_stage(rows), "ptxas": ptxas_facts(rows),
-            "table_6_2": table_6_2(state, target)}
+            "table_6_2": table_6_2(state, target), "forced": forced_table(state, target)}
 
 
 def with_current_bounds(s: dict, rows, target=None) -> dict:
@@ -496,6 +522,23 @@ def markdown(s: dict) -> str:
                      f"{speedup}{extra} | "
                      f"{_ns(r['thesis_best_ns'])} vs {_ns(r['thesis_reference_ns'])}: "
                      f"{r['thesis_speedup']:.2f}× | {GOALS.get(r['kernel'], '')} |")
+    if s.get("forced"):
+        lines += ["", "## Forced by hand, searched for the rest (the `forced` stage)", "",
+                  "A recipe fixes the structure a person tuning the kernel chooses; a TAG "
+                  "search decides what it leaves open (open choices; 0: one evaluation).", "",
+                  "| plan | open choices | evaluations | ours | reference | speed-up | goal |",
+                  "|---|---|---|---|---|---|---|"]
+        for r in s["forced"]:
+            if r.get("error"):
+                lines.append(f"| {r['plan']} | — | — | does not apply: {r['error'][:120]} "
+                             "| — | — | — |")
+                continue
+            speedup = "—" if r["speedup"] is None else f"{r['speedup']:.2f}×"
+            extra = (f" ({_pct(r['share_of_copy_bandwidth'])} of copy bandwidth)"
+                     if r.get("share_of_copy_bandwidth") else "")
+            lines.append(f"| {r['plan']} | {r['open_choices']} | {r['evaluations'] or '—'} | "
+                         f"{_ns(r['best_ns'])} | {r['reference'] or ''} {_ns(r['reference_ns'])} "
+                         f"| {speedup}{extra} | {GOALS.get(r['kernel'], '')} |")
     if s.get("expert"):
         lines += ["", "## Forced by hand: the expert kernels (benchmarks/gpu_expert.py)", "",
                   "| kernel | tiles | ok | best median | fastest | bound | reference | "
@@ -545,6 +588,6 @@ def write_report(out: Path, state: dict, rebound: bool | str = False) -> dict:
 
 
 __all__ = ["bounds_now", "cdf_svg", "current_bounds", "engine_fingerprint", "fig_5_1",
-           "fig_5_1_by_population", "population",
+           "fig_5_1_by_population", "forced_table", "population",
            "markdown", "measured", "ptxas_facts", "random_stage", "scatter_svg", "soundness",
            "statuses", "summarize", "table_6_2", "with_current_bounds", "write_report"]

@@ -15,12 +15,17 @@ each resumed from the records when it was cut off):
    time (cuBLAS / CuPy; numpy on the CPU).
 4. `search` — a TAG search per thesis kernel at the thesis's sizes
    (Table 6.2), its best time beside the reference.
-5. `report` — `report.md`, `summary.json` and SVG figures (Fig. 5.1, bound
+5. `forced` — manual decision forcing: a recipe (`workbench.recipes`)
+   fixes a thesis kernel's structure the way a person tuning it by hand
+   does (register tiles, float4 streams), a TAG search decides the rest;
+   one search per plan of `FORCED_PLANS` (tile variants), beside Table 6.2.
+6. `report` — `report.md`, `summary.json` and SVG figures (Fig. 5.1, bound
    against measured), the soundness count over every measured record.
 
 Every measurement is a record of the store (`records.jsonl` in the output
 folder) appended as it comes, tagged `x_campaign` = {stage, label, seed};
-a search's records carry their `search.id` (`campaign-<label>`). The
+a search's records carry their `search.id` (`campaign-<label>`, or
+`forced-<label>-<recipe>-…` for a forced plan's). The
 folder's `campaign.json` says which stages finished. Each record also
 carries what ptxas says of its CUDA (`x_ptxas`: registers, spills, shared
 and local memory, where nvcc exists), the occupancy that allows
@@ -38,6 +43,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import dataclasses
 import datetime as _dt
+import hashlib
 import json
 import multiprocessing
 import os
@@ -55,9 +61,9 @@ from ..paths import data_dir
 from ..runtime.backend import bound_target
 from ..runtime.records import RecordStore
 
-STAGES = ("calibration", "correctness", "random", "search", "report")
+STAGES = ("calibration", "correctness", "random", "search", "forced", "report")
 # share of the remaining time each measuring stage may take
-SHARES = {"correctness": 0.2, "random": 0.35, "search": 0.4}
+SHARES = {"correctness": 0.2, "random": 0.3, "search": 0.35, "forced": 0.15}
 
 # the thesis kernels: label -> (builder, thesis sizes) (search.thesis.KERNELS)
 CORRECTNESS_KERNELS = ("axpy", "matmul", "strided_matmul", "batched_matmul", "reuse_matmul")
@@ -67,6 +73,23 @@ QUICK_RANDOM = {"matmul 256": ("matmul", {"m": 16, "n": 16, "k": 8}),
                 "axpy 2^26": ("axpy", {"n": 256})}
 QUICK_SEARCH = ("axpy", "matmul 256")
 QUICK_CORRECTNESS = ("axpy", "matmul")
+# the forced stage: thesis kernel -> (recipe, options) plans, each searched
+# from the candidate the recipe forces (`recipes.RECIPES`); the tile variants
+# are the ones a person tunes by hand: 64×64 and 32×32 block tiles (a
+# 256×256 matmul has 16 of the former for 132 SMs)
+_TILED = "register_tiled_matmul"
+FORCED_PLANS = {
+    "axpy": [("vector_axpy", {"threads": 256}), ("vector_axpy", {"threads": 1024}),
+             ("vector_axpy", {"threads": None})],
+    "matmul 256": [(_TILED, {"tm": t, "tn": t, "threads": n})
+                   for t, n in ((4, 16), (2, 16), (4, 8), (2, 8))],
+    "matmul 1024": [(_TILED, {"tm": t, "tn": t, "threads": n})
+                    for t, n in ((4, 16), (4, 8), (2, 16), (4, 32))],
+    # A's stride allows no float4
+    "strided matmul": [(_TILED, {"tm": 4, "tn": 4, "threads": 16, "vector": False})],
+}
+QUICK_FORCED = {"axpy": [("vector_axpy", {"threads": 16}), ("vector_axpy", {"threads": None})],
+                "matmul 256": [(_TILED, {"tm": 2, "tn": 2, "threads": 4})]}
 
 
 @dataclass
@@ -446,8 +469,40 @@ def _search_id(rows: list, base: str, start_digest: str) -> str:
     return f"{base}-{start_digest[:8]}"
 
 
-def stage_search(camp: Campaign) -> None:
+def _search(camp: Campaign, start: Candidate, base_id: str, time_s: float,
+            rows: list) -> dict:
+    """A TAG search of the campaign's backend from `start` (resumed when its
+    records are there, `_search_id`), and its result: evaluations, best,
+    the reference's median, and whether it finished."""
     from ..search import TAG, Search
+    o = camp.options
+    sid = _search_id(rows, base_id, start.digest())
+    resume = sid if any((r.get("search") or {}).get("id") == sid for r in rows) else None
+    s = Search(start, camp.backend.name, budget=o.search_budget, time_s=time_s,
+               policy=TAG(), workers=_search_workers(o), store=camp.store,
+               search_id=sid, resume=resume, seed=o.seed, samples=o.samples,
+               timeout_s=o.limit_s)
+    s.backend = camp.backend  # the campaign's (calibrated) backend instance
+    out = s.run()
+    best, ref = out.get("best_ns"), out.get("reference_median_ns")
+    return {"search_id": sid, "evaluations": out["evaluations"],
+            "best_ns": best, "reference": out.get("reference"),
+            "reference_median_ns": ref,
+            "speedup_vs_reference": ref / best if best and ref else None,
+            "stopped": out["stopped"],
+            "finished": out["stopped"] in ("budget", "exhausted: every branch was cut")}
+
+
+def _thesis_root(o: CampaignOptions, label: str) -> tuple[Candidate, dict]:
+    """The root of a thesis kernel (its sizes; the test sizes when quick)."""
+    from ..search import thesis as th
+    builder, sizes = th.KERNELS[label]
+    if o.quick:
+        sizes = SMALL_SIZES[builder]
+    return Candidate.root(build_kernel(builder, sizes)), sizes
+
+
+def stage_search(camp: Campaign) -> None:
     from ..search import thesis as th
     t0 = time.monotonic()
     o = camp.options
@@ -460,32 +515,64 @@ def stage_search(camp: Campaign) -> None:
         time_s = max(1.0, (end - time.monotonic()) / (len(todo) - i))
         if time.monotonic() > end and not o.quick:
             break
-        builder, sizes = th.KERNELS[label]
-        if o.quick:
-            sizes = SMALL_SIZES[builder]
-        root = Candidate.root(build_kernel(builder, sizes))
-        sid = _search_id(rows, f"campaign-{label.replace(' ', '_')}-{o.seed}", root.digest())
-        resume = sid if any((r.get("search") or {}).get("id") == sid for r in rows) else None
-        s = Search(root, camp.backend.name, budget=o.search_budget, time_s=time_s,
-                   policy=TAG(), workers=_search_workers(o), store=camp.store,
-                   search_id=sid, resume=resume, seed=o.seed, samples=o.samples,
-                   timeout_s=o.limit_s)
-        s.backend = camp.backend  # the campaign's (calibrated) backend instance
-        out = s.run()
-        best = out.get("best_ns")
-        ref = out.get("reference_median_ns")
-        results[label] = {"search_id": sid, "evaluations": out["evaluations"],
-                          "best_ns": best, "reference": out.get("reference"),
-                          "reference_median_ns": ref,
-                          "speedup_vs_reference": ref / best if best and ref else None,
-                          "stopped": out["stopped"], "sizes": sizes,
-                          "finished": out["stopped"] in ("budget", "exhausted: every branch "
-                                                         "was cut")}
+        root, sizes = _thesis_root(o, label)
+        results[label] = {**_search(camp, root, f"campaign-{label.replace(' ', '_')}-{o.seed}",
+                                    time_s, rows), "sizes": sizes}
         camp.state["stages"]["search"]["kernels"] = results
         camp.save()
-        camp.note(f"search {label}: {out['evaluations']} evaluations, best {best} ns")
+        camp.note(f"search {label}: {results[label]['evaluations']} evaluations, "
+                  f"best {results[label]['best_ns']} ns")
     complete = all(results.get(x, {}).get("finished") for x in labels)
     camp.finish("search", "done" if complete else "partial", t0, kernels=results)
+
+
+def plan_name(label: str, recipe: str, options: dict) -> str:
+    """`matmul 256: register_tiled_matmul(tm=4, tn=4, threads=16)`."""
+    return f"{label}: {recipe}({', '.join(f'{k}={v}' for k, v in options.items())})"
+
+
+def forced_plans(o: CampaignOptions) -> list[tuple]:
+    """(label, recipe, options) of the forced stage, for the kernels asked for."""
+    plans = QUICK_FORCED if o.quick else FORCED_PLANS
+    return [(label, recipe, opts) for label, ps in plans.items()
+            if not o.thesis_kernels or label in o.thesis_kernels for recipe, opts in ps]
+
+
+def stage_forced(camp: Campaign) -> None:
+    """Manual decision forcing, as a person does it: each plan's recipe
+    (`recipes.forced_candidate`) fixes a kernel's structure, a TAG search
+    decides what it leaves open (one evaluation where it leaves nothing).
+    A recipe that does not apply to this space is recorded, not raised."""
+    from ..recipes import forced_candidate
+    t0 = time.monotonic()
+    o = camp.options
+    plans = forced_plans(o)
+    results = camp.state.setdefault("stages", {}).setdefault("forced", {}).get("plans", {})
+    todo = [p for p in plans if not results.get(plan_name(*p), {}).get("finished")]
+    end = camp.stage_deadline("forced")
+    rows = camp.store.rows()
+    for i, (label, recipe, opts) in enumerate(todo):
+        name = plan_name(label, recipe, opts)
+        time_s = max(1.0, (end - time.monotonic()) / (len(todo) - i))
+        if time.monotonic() > end and not o.quick:
+            break
+        root, sizes = _thesis_root(o, label)
+        row = {"kernel": label, "recipe": recipe, "options": opts, "sizes": sizes}
+        try:
+            start = forced_candidate(root, recipe, **opts)
+        except WorkbenchError as exc:
+            results[name] = {**row, "error": str(exc), "finished": True}
+        else:
+            digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+            base = f"forced-{label.replace(' ', '_')}-{recipe}-{digest}-{o.seed}"
+            results[name] = {**row, **_search(camp, start, base, time_s, rows),
+                             "open_choices": len(start.choices())}
+        camp.state["stages"]["forced"]["plans"] = results
+        camp.save()
+        camp.note(f"forced {name}: {results[name].get('evaluations')} evaluations, "
+                  f"best {results[name].get('best_ns')} ns {results[name].get('error', '')}")
+    complete = all(results.get(plan_name(*p), {}).get("finished") for p in plans)
+    camp.finish("forced", "done" if complete else "partial", t0, plans=results)
 
 
 def stage_report(camp: Campaign) -> dict:
@@ -617,11 +704,13 @@ def run_campaign(options: CampaignOptions | None = None, **changes) -> dict:
             pool.shutdown(cancel_futures=True)
     if not camp.done("search") and o.wants("search"):
         _guarded(camp, "search", stage_search, camp)
+    if not camp.done("forced") and o.wants("forced"):
+        _guarded(camp, "forced", stage_forced, camp)
     summary = stage_report(camp)
     summary["out"] = str(out)
     summary["stages"] = {k: v.get("status") for k, v in camp.state["stages"].items()}
     return summary
 
 
-__all__ = ["STAGES", "Campaign", "CampaignOptions", "DrawnCache", "default_out", "draw_ahead",
-           "measure", "report_only", "run_campaign"]
+__all__ = ["FORCED_PLANS", "STAGES", "Campaign", "CampaignOptions", "DrawnCache", "default_out",
+           "draw_ahead", "forced_plans", "measure", "plan_name", "report_only", "run_campaign"]
