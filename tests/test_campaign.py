@@ -201,6 +201,7 @@ def test_gpu_data_readers(dry_run, monkeypatch, tmp_path):
     from workbench.search.thesis import gpu_table_6_2, render
     text = render({"table_6_2": gpu_table_6_2()})
     assert "Table 6.2" in text and "test_device axpy" in text and "test_device" in text
+    assert "test_device forced axpy: vector_axpy(threads=16): best" in text
 
 
 def test_gpu_figures_use_todays_bounds_cached_and_redrawn(dry_run, monkeypatch, tmp_path):

@@ -176,6 +176,13 @@ def render(result: dict) -> str:
                 out.append(f"  {device} {r['kernel']:<15} best {_fmt(r.get('best_ns'))} ns, "
                            f"reference {_fmt(r.get('reference_ns'))} ns: {sp} | "
                            f"{r['thesis_speedup']:.2f}×")
+        for device, rows in (result["table_6_2"].get("forced") or {}).items():
+            for r in rows:  # the campaign's forced stage: a recipe, a search for the rest
+                got = (f"does not apply: {r['error']}" if r.get("error") else
+                       f"best {_fmt(r.get('best_ns'))} ns, reference "
+                       f"{_fmt(r.get('reference_ns'))} ns: "
+                       + ("—" if r.get("speedup") is None else f"{r['speedup']:.2f}×"))
+                out.append(f"  {device} forced {r['plan']}: {got}")
     if "table_6_3" in result:
         out.append("Table 6.3 — pruning the first 10 levels (ours, by choice order | thesis)")
         for r in result["table_6_3"]:
@@ -201,10 +208,13 @@ def render(result: dict) -> str:
 def gpu_table_6_2() -> dict:
     """Table 6.2 as the GPU campaigns under data/gpu/ measured it (the
     search's best against cuBLAS, ours beside the thesis's), one table per
-    campaign folder; `status` says plainly when there is none."""
+    campaign folder, and the forced stage's plans where a campaign ran it;
+    `status` says plainly when there is none."""
     from ..campaign.data import status_line, summaries
+    got = summaries()
     return {"status": status_line(),
-            "campaigns": {device: s.get("table_6_2", []) for device, s in summaries().items()}}
+            "campaigns": {device: s.get("table_6_2", []) for device, s in got.items()},
+            "forced": {device: s["forced"] for device, s in got.items() if s.get("forced")}}
 
 
 def reproduce(tables=("6.1", "6.2", "6.3", "order"), labels=tuple(KERNELS), probes: int = 200,
