@@ -47,6 +47,19 @@ def test_explorer_in_jupyterlab(tmp_path):
         assert shot.stat().st_size > 10_000
         # the decision was saved by the notebook's session (autosave)
         assert (tmp_path / "explorer" / "matmul_256x256x32.json").exists()
+        # a whole recipe forced from its menu, from the root: a fixed candidate
+        lab.press("u")
+        lab.page.wait_for_function(
+            "document.querySelector('.wb-status').textContent.includes('0 decisions')",
+            timeout=30_000)
+        lab.page.locator(".wb-explorer .widget-dropdown:has(label:text-is('recipe')) select"
+                         ).select_option(label="register_tiled_matmul(tm=4, tn=4, threads=16)")
+        lab.page.click(".wb-explorer button:has-text('Force recipe')")
+        lab.page.wait_for_function(
+            "document.querySelector('.wb-status').textContent.includes('fixed')",
+            timeout=120_000)
+        assert re.search(r"fixed · \d\d+ decisions", lab.status())
+        lab.screenshot(tmp_path / "recipe.png")
         print(f"click → every panel {r['panels_ms']:.0f} ms, look-ahead of the listed "
               f"choices {r['lookahead_ms']:.0f} ms")
 

@@ -341,3 +341,37 @@ def test_a_stuck_choice_is_explained_in_a_thread_a_click_stops(tmp_path):
     assert e.wait_explained(240)
     assert time.perf_counter() - t0 < 10  # stopped at its next check, not run to its end
     assert e.why.children == () and e.explanation is drawn  # nothing stale drawn
+
+
+def test_force_recipe_takes_a_whole_plan_and_undo_walks_it_back(kernel, tmp_path):
+    """Manual forcing of a recipe: the menu lists the plans that fit the
+    kernel (`recipes.plans`); Force recipe takes each of its decisions as a
+    step, so the candidate is the recipe's own and undo walks back one at a
+    time; a plan an earlier decision rules out is a message and changes
+    nothing; a kernel without recipes shows no menu."""
+    from workbench.recipes import forced_candidate, plan_name
+    e = CandidateExplorer(kernel, store=None, backend="cpu", lookahead="off")
+    labels = [label for label, _ in e.recipe_dd.options]
+    assert labels[0] == "—" and "register_tiled_matmul(tm=2, tn=2, threads=4)" not in labels
+    assert e.force_recipe() is None and "pick a recipe" in e.status.value
+    # of the matmul plans, the 16×16×8 test matmul fits 2×2 tiles on 8×8 threads only
+    assert labels[1:] == ["register_tiled_matmul(tm=2, tn=2, threads=8)"]
+    root = e.session.cand
+    e.session.apply("dim_kind", (kernel.dims_by_label()["c_m1"],), "LOOP")
+    n = len(e.session.cand.trail)
+    for k, (recipe, options) in enumerate(e._plans):  # each refused: THREAD is gone
+        assert isinstance(e.force_recipe(k), wb.WorkbenchError)
+        assert len(e.session.cand.trail) == n and plan_name(recipe, options) in e.status.value
+    e.undo_b.click()
+    e.recipe_dd.value = 0
+    e.recipe_b.click()
+    recipe, options = e._plans[0]
+    want = forced_candidate(root, recipe, **options)
+    assert e.session.cand.digest() == want.digest() and e.recipe_b.disabled == want.is_fixed
+    hist = e.session.branch.history
+    assert all(len(c.trail) == i for i, c in enumerate(hist))
+    e.undo_b.click()
+    assert len(e.session.cand.trail) == len(want.trail) - 1
+    none = CandidateExplorer(wb.kernels.batched_matmul(4, 8, 8, 4), store=None, backend="cpu",
+                             lookahead="off")
+    assert none.recipe_box.layout.display == "none"

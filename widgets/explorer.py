@@ -29,6 +29,7 @@ from workbench.explain import describe
 from workbench.model.justification import fmt_time
 from workbench.model.lookahead import Stopped
 from workbench.prebuild import keep_out_of_gc
+from workbench.recipes import plan_name, plans
 from workbench.session import Session
 from workbench.witness import DEAD, OPEN, PROVEN
 
@@ -121,6 +122,20 @@ class CandidateExplorer:
                                  tooltip="take the decisions of the implementation below "
                                          "this candidate of lowest bound among 3 witnesses")
         self.finish_b.on_click(lambda _: self.do(self.session.finish, 30.0, 3))
+        # manual forcing of a whole recipe (workbench.recipes): the structure a
+        # person tuning this kernel by hand would choose, each decision a step
+        self._plans = plans(self.session.root.kernel)
+        self.recipe_dd = w.Dropdown(
+            description="recipe", layout=w.Layout(width="460px"),
+            options=[("—", None)] + [(plan_name(r, o), k) for k, (r, o) in
+                                     enumerate(self._plans)],
+            tooltip="decisions an expert forces by hand; a search or Finish does the rest")
+        self.recipe_b = w.Button(description="Force recipe", icon="magic",
+                                 tooltip="force the recipe's decisions here (undo takes "
+                                         "them back one by one)")
+        self.recipe_b.on_click(lambda _: self.force_recipe())
+        self.recipe_box = w.HBox([self.recipe_dd, self.recipe_b],
+                                 layout=w.Layout(display="" if self._plans else "none"))
         self.why = w.VBox()  # a stuck choice's explanation, with its undo buttons
         self.branches = w.Dropdown(description="branch", layout=w.Layout(width="220px"))
         self.undo_b.on_click(lambda _: self.do(self.session.undo))
@@ -142,7 +157,8 @@ class CandidateExplorer:
         self.widget = w.VBox([
             w.HTML(_STYLE), self.title,
             w.HBox([self.undo_b, self.redo_b, self.reset_b, self.branch_b, self.finish_b,
-                    self.branches, self.target_dd], layout=w.Layout(flex_flow="row wrap")),
+                    self.branches, self.target_dd, self.recipe_box],
+                   layout=w.Layout(flex_flow="row wrap")),
             self.status, self.why, w.HBox([self.choices.widget,
                                  w.Box([self.tabs], layout=w.Layout(width="54%"))])])
         self.widget.add_class("wb-explorer")
@@ -216,6 +232,18 @@ class CandidateExplorer:
             error = exc
         self.refresh()
         return error
+
+    def force_recipe(self, index: int | None = None):
+        """What Force recipe does: the chosen plan of `recipes.plans` forced
+        here (`Session.force_recipe`); a decision the candidate refuses is
+        the status line's message, and nothing changes."""
+        index = self.recipe_dd.value if index is None else index
+        if index is None:
+            self.message = "<span style='color:#b00'>pick a recipe first</span>"
+            self.refresh()
+            return None
+        recipe, options = self._plans[index]
+        return self.do(lambda: self.session.force_recipe(recipe, **options))
 
     def force(self, choice: str, objects, value) -> None:
         """What a click on a value does; a value that dead-ends is explained."""
@@ -388,7 +416,7 @@ class CandidateExplorer:
             self._why_gen += 1
             if self.why.children:
                 self.why.children = ()
-        self.finish_b.disabled = cand.is_fixed
+        self.finish_b.disabled = self.recipe_b.disabled = cand.is_fixed
         if cand.is_fixed and not self._was_fixed:  # what comes next: its code, Run
             self.tabs.selected_index = Tab.CODE
         self._was_fixed = cand.is_fixed

@@ -12,7 +12,7 @@ memory by every thread of the block, A read as float4 where its layout allows.
 
 from __future__ import annotations
 
-from .errors import WorkbenchError
+from .errors import InvalidDecision, WorkbenchError
 from .space.values import Cache, DimKind, DimMap, MemSpace, Order, ThreadMapping
 
 
@@ -139,6 +139,65 @@ def lowered_decisions(kernel) -> list[tuple]:
 
 RECIPES = {"register_tiled_matmul": register_tiled_matmul, "vector_axpy": vector_axpy}
 
+# the variants a person tuning a kernel by hand tries first, by kernel builder:
+# 64×64 and 32×32 block tiles (a 256×256 matmul has 16 of the former for 132
+# SMs) with 4×4 or 2×2 accumulators a thread; float4 streams of 256 or 1,024
+# threads a block, or the block's size left to a search
+_TILED = "register_tiled_matmul"
+PLANS = {
+    "axpy": [("vector_axpy", {"threads": 256}), ("vector_axpy", {"threads": 1024}),
+             ("vector_axpy", {"threads": None})],
+    "matmul": [(_TILED, {"tm": t, "tn": t, "threads": n})
+               for t, n in ((4, 16), (2, 16), (4, 8), (2, 8), (4, 32))],
+    # A's stride allows no float4
+    "strided_matmul": [(_TILED, {"tm": t, "tn": t, "threads": n, "vector": False})
+                       for t, n in ((4, 16), (2, 8))],
+}
+
+
+def plan_name(recipe: str, options: dict) -> str:
+    """`register_tiled_matmul(tm=4, tn=4, threads=16)`."""
+    return f"{recipe}({', '.join(f'{k}={v}' for k, v in options.items())})"
+
+
+def plans(kernel) -> list[tuple[str, dict]]:
+    """The `PLANS` of the kernel's builder whose recipe fits its sizes (the
+    space may still refuse a decision: `forced_candidate` says which)."""
+    out = []
+    for recipe, options in PLANS.get(kernel.spec().get("builder"), ()):
+        try:
+            RECIPES[recipe](kernel, **options)
+        except WorkbenchError:
+            continue
+        out.append((recipe, options))
+    return out
+
+
+def recipe_steps(cand, recipe: str, **options) -> list[tuple]:
+    """(Decision, the candidate after it) for each decision that forces the
+    named recipe on `cand`, in order — its own, then those on what its
+    lowerings add — those propagation has already settled left out. Raises
+    WorkbenchError naming the recipe and the decision that does not apply;
+    `cand` is unchanged (candidates are immutable)."""
+    from .candidate import Decision
+    if recipe not in RECIPES:
+        raise WorkbenchError(f"unknown recipe {recipe!r}: use one of {', '.join(RECIPES)}")
+    out, c = [], cand
+    for listed in (lambda k: RECIPES[recipe](k, **options), lowered_decisions):
+        for choice, objs, value in listed(c.kernel):
+            if c.domain(choice, objs) == {value}:
+                continue
+            d = Decision(choice, tuple(objs), (str(value),))
+            try:
+                c = c.decide(d)
+            except InvalidDecision as exc:  # its message names the decision
+                raise WorkbenchError(f"{plan_name(recipe, options)}: {exc}") from None
+            except WorkbenchError as exc:
+                raise WorkbenchError(f"{plan_name(recipe, options)}: {choice}"
+                                     f"({', '.join(objs)}) = {value}: {exc}") from None
+            out.append((d, c))
+    return out
+
 
 def forced_candidate(root, recipe: str, **options):
     """`root` with the named recipe (`RECIPES`, keyword `options`) forced,
@@ -146,10 +205,8 @@ def forced_candidate(root, recipe: str, **options):
     the candidate a person who knows the recipe starts a search from.
     Raises WorkbenchError naming the recipe, or the decision, that does not
     apply."""
-    if recipe not in RECIPES:
-        raise WorkbenchError(f"unknown recipe {recipe!r}: use one of {', '.join(RECIPES)}")
-    cand = apply_recipe(root, RECIPES[recipe](root.kernel, **options))
-    return apply_recipe(cand, lowered_decisions(cand.kernel))
+    steps = recipe_steps(root, recipe, **options)
+    return steps[-1][1] if steps else root
 
 
 def apply_recipe(cand, decisions):

@@ -291,6 +291,21 @@ class Session:
         self._autosave()
         return self.cand
 
+    def force_recipe(self, recipe: str, **options) -> Candidate:
+        """Force a named recipe (`recipes.RECIPES`) on the current candidate,
+        each of its decisions a step (undo walks back), those propagation has
+        settled left out. All or nothing: a decision the candidate refuses
+        (an earlier decision of the person's may rule it out) raises
+        WorkbenchError naming it, and nothing changes."""
+        from .recipes import recipe_steps
+        b = self.branch
+        steps = recipe_steps(b.cand, recipe, **options)  # raises before any change
+        del b.history[b.pos + 1:]
+        b.history += [c for _, c in steps]
+        b.pos = len(b.history) - 1
+        self._autosave()
+        return self.cand
+
     def explain(self, choice=None, decision=None, stop=None):
         """Why `decision` dead-ends here, or why every value of the open
         `choice` = (name, objects) does (`workbench.explain`; `stop()` abandons

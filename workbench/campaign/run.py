@@ -18,7 +18,7 @@ each resumed from the records when it was cut off):
 5. `forced` — manual decision forcing: a recipe (`workbench.recipes`)
    fixes a thesis kernel's structure the way a person tuning it by hand
    does (register tiles, float4 streams), a TAG search decides the rest;
-   one search per plan of `FORCED_PLANS` (tile variants), beside Table 6.2.
+   one search per plan of `recipes.PLANS` (tile variants), beside Table 6.2.
 6. `report` — `report.md`, `summary.json` and SVG figures (Fig. 5.1, bound
    against measured), the soundness count over every measured record.
 
@@ -73,23 +73,9 @@ QUICK_RANDOM = {"matmul 256": ("matmul", {"m": 16, "n": 16, "k": 8}),
                 "axpy 2^26": ("axpy", {"n": 256})}
 QUICK_SEARCH = ("axpy", "matmul 256")
 QUICK_CORRECTNESS = ("axpy", "matmul")
-# the forced stage: thesis kernel -> (recipe, options) plans, each searched
-# from the candidate the recipe forces (`recipes.RECIPES`); the tile variants
-# are the ones a person tunes by hand: 64×64 and 32×32 block tiles (a
-# 256×256 matmul has 16 of the former for 132 SMs)
-_TILED = "register_tiled_matmul"
-FORCED_PLANS = {
-    "axpy": [("vector_axpy", {"threads": 256}), ("vector_axpy", {"threads": 1024}),
-             ("vector_axpy", {"threads": None})],
-    "matmul 256": [(_TILED, {"tm": t, "tn": t, "threads": n})
-                   for t, n in ((4, 16), (2, 16), (4, 8), (2, 8))],
-    "matmul 1024": [(_TILED, {"tm": t, "tn": t, "threads": n})
-                    for t, n in ((4, 16), (4, 8), (2, 16), (4, 32))],
-    # A's stride allows no float4
-    "strided matmul": [(_TILED, {"tm": 4, "tn": 4, "threads": 16, "vector": False})],
-}
+# the forced stage at the test sizes (`recipes.PLANS` at the thesis's sizes)
 QUICK_FORCED = {"axpy": [("vector_axpy", {"threads": 16}), ("vector_axpy", {"threads": None})],
-                "matmul 256": [(_TILED, {"tm": 2, "tn": 2, "threads": 4})]}
+                "matmul 256": [("register_tiled_matmul", {"tm": 2, "tn": 2, "threads": 4})]}
 
 
 @dataclass
@@ -528,14 +514,20 @@ def stage_search(camp: Campaign) -> None:
 
 def plan_name(label: str, recipe: str, options: dict) -> str:
     """`matmul 256: register_tiled_matmul(tm=4, tn=4, threads=16)`."""
-    return f"{label}: {recipe}({', '.join(f'{k}={v}' for k, v in options.items())})"
+    from ..recipes import plan_name as recipe_plan
+    return f"{label}: {recipe_plan(recipe, options)}"
 
 
 def forced_plans(o: CampaignOptions) -> list[tuple]:
-    """(label, recipe, options) of the forced stage, for the kernels asked for."""
-    plans = QUICK_FORCED if o.quick else FORCED_PLANS
-    return [(label, recipe, opts) for label, ps in plans.items()
-            if not o.thesis_kernels or label in o.thesis_kernels for recipe, opts in ps]
+    """(label, recipe, options) of the forced stage, for the kernels asked
+    for: each thesis kernel's `recipes.plans` at the thesis's sizes."""
+    from ..recipes import plans
+    from ..search.thesis import KERNELS
+    if o.quick:
+        return [(label, recipe, opts) for label, ps in QUICK_FORCED.items()
+                if not o.thesis_kernels or label in o.thesis_kernels for recipe, opts in ps]
+    return [(label, recipe, opts) for label in (o.thesis_kernels or KERNELS)
+            for recipe, opts in plans(build_kernel(*KERNELS[label]))]
 
 
 def stage_forced(camp: Campaign) -> None:
@@ -712,5 +704,5 @@ def run_campaign(options: CampaignOptions | None = None, **changes) -> dict:
     return summary
 
 
-__all__ = ["FORCED_PLANS", "STAGES", "Campaign", "CampaignOptions", "DrawnCache", "default_out",
+__all__ = ["STAGES", "Campaign", "CampaignOptions", "DrawnCache", "default_out",
            "draw_ahead", "forced_plans", "measure", "plan_name", "report_only", "run_campaign"]
