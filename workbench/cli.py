@@ -213,7 +213,7 @@ def _explain_args(p) -> None:
 @subcommand("explain", "the earlier decisions that together cause a dead end (a minimal "
             "subset of the trail, checked), and the constraint that fails", _explain_args)
 def cmd_explain(args) -> int:
-    from .explain import describe, explain_trail, ways_out
+    from .explain import describe, explain_trail, replay, ways_out
     root = load_candidate(argparse.Namespace(**{**vars(args), "trail": None}))
     _, trail, _ = read_trail_file(root, args.trail, args.allow_other_kernel)
     choice = None
@@ -222,9 +222,11 @@ def cmd_explain(args) -> int:
         if not sep or not name:
             raise WorkbenchError(f"--choice: expected NAME:OBJ1,OBJ2, got {args.choice!r}")
         choice = (name, tuple(o for o in objs.split(",") if o))
+    replayed = replay(root, trail)  # once: the explanation and the ways out share it
     ex = explain_trail(root.problem.root_problem.kernel, trail, space=root.space,
-                       choice=choice)
-    outs = ways_out(ex.cand, ex) if args.ways_out and ex.verified else ()
+                       choice=choice, replayed=replayed)
+    outs = (ways_out(ex.cand, ex, prefixes=replayed[0]) if args.ways_out and ex.verified
+            else ())
     if args.json:
         print(json.dumps({**ex.to_dict(), **({"ways_out": [w.to_dict() for w in outs]}
                                              if args.ways_out else {})}))

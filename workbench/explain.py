@@ -298,22 +298,32 @@ def _verified(culprits, target: _Target, root: Candidate, checks: int,
     return Explanation(culprits, target.text(cand), tuple(reasons or ()), ok, checks + 1, cand)
 
 
-def explain_trail(kernel, trail, *, space=None, choice=None) -> Explanation:
-    """Replay `trail` (decisions or their dicts); explain the first decision
-    that dead-ends, or, when it replays, the open `choice` = (name, objects)."""
-    c = Candidate.root(kernel, space)
-    prefixes = [c]
+def replay(root: Candidate, trail) -> tuple[list, Decision | None]:
+    """(the candidates after each decision of `trail` — decisions or their
+    dicts — up to the first that dead-ends, that decision or None): the
+    `prefixes` that `explain` and `ways_out` take."""
+    c, prefixes = root, [root]
     for d in trail:
         d = Decision.from_dict(d) if isinstance(d, dict) else d
         try:
             c = c.decide(d)
         except DeadEnd:
-            return explain(c, decision=d, prefixes=prefixes)
+            return prefixes, d
         prefixes.append(c)
+    return prefixes, None
+
+
+def explain_trail(kernel, trail, *, space=None, choice=None, replayed=None) -> Explanation:
+    """Replay `trail` (decisions or their dicts); explain the first decision
+    that dead-ends, or, when it replays, the open `choice` = (name, objects).
+    `replayed`: `replay`'s answer, when the caller has it already."""
+    prefixes, dead = replayed or replay(Candidate.root(kernel, space), trail)
+    if dead is not None:
+        return explain(prefixes[-1], decision=dead, prefixes=prefixes)
     if choice is None:
         raise WorkbenchError("the trail replays without a dead end: name a --choice whose "
                              "values all dead-end")
-    return explain(c, choice=choice, prefixes=prefixes)
+    return explain(prefixes[-1], choice=choice, prefixes=prefixes)
 
 
 @dataclass(frozen=True)
@@ -385,4 +395,5 @@ def ways_out(cand: Candidate, ex: Explanation, *, prefixes=None, budget_s: float
     return tuple(out)
 
 
-__all__ = ["Explanation", "WayOut", "describe", "explain", "explain_trail", "ways_out"]
+__all__ = ["Explanation", "WayOut", "describe", "explain", "explain_trail", "replay",
+           "ways_out"]
