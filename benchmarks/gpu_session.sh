@@ -5,9 +5,10 @@
 # measures is packed into $OUT/gpu.tgz to unpack over the checkout and commit.
 #   MIN      campaign minutes (default 6)      CAMP_S  its hard limit in s
 #   TEST_S   the GPU tests' limit (60)         OUT     where the results go
-#   EXPERT_S the expert matmul's limit (90; 0: skip it)
+#   EXPERT_S the expert matmul's limit (default 0: skipped, the campaign's
+#            forced stage times the same recipe among its plans)
 #   STAGES, KERNELS, N_CORRECT, N_RANDOM   the campaign's --stages, --kernels, ...
-# The expert matmul (benchmarks/gpu_expert.py) and the campaign come first
+# The expert matmul (benchmarks/gpu_expert.py, when asked for) and the campaign come first
 # (the data); the GPU tests get SIGINT at their limit, so pytest still prints
 # which failed (SIGTERM printed nothing twice).
 cd "$(dirname "$0")/.." || exit 9
@@ -23,9 +24,9 @@ if ls .whl/*.whl >/dev/null 2>&1; then
 fi
 export PYTHONUNBUFFERED=1
 python3 -c "import cupy, islpy; print('cupy', cupy.__version__, 'device', cupy.is_available())"
-if [ "${EXPERT_S:-90}" != 0 ]; then
+if [ "${EXPERT_S:-0}" != 0 ]; then
   el expert
-  timeout -s INT "${EXPERT_S:-90}" python3 benchmarks/gpu_expert.py
+  timeout -s INT "$EXPERT_S" python3 benchmarks/gpu_expert.py
   echo "expert rc=$?"
 fi
 el campaign

@@ -236,6 +236,18 @@ def test_vector_axpy_completions_verify_on_cpu(seed):
     assert rec["status"] == "ok" and rec["verified"], rec.get("message")
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_vector_axpy_in_a_persons_order(seed):
+    """The axpy recipe's decisions in a random order reach the candidate
+    `forced_candidate` gives: the same domains, whatever the order."""
+    kernel = wb.kernels.axpy(2 ** 12)
+    root = wb.Candidate.root(kernel)
+    decisions = vector_axpy(kernel, threads=64)
+    random.Random(seed).shuffle(decisions)
+    assert all_domains(apply_recipe(root, decisions)) == \
+        all_domains(forced_candidate(root, "vector_axpy", threads=64))
+
+
 def test_recipes_refuse_what_does_not_apply():
     with pytest.raises(wb.WorkbenchError, match="axpy kernel"):
         vector_axpy(wb.kernels.matmul(16, 16, 8))
