@@ -180,6 +180,7 @@ def recipe_steps(cand, recipe: str, **options) -> list[tuple]:
     WorkbenchError naming the recipe and the decision that does not apply;
     `cand` is unchanged (candidates are immutable)."""
     from .candidate import Decision
+    from .names import decision_label
     if recipe not in RECIPES:
         raise WorkbenchError(f"unknown recipe {recipe!r}: use one of {', '.join(RECIPES)}")
     out, c = [], cand
@@ -189,12 +190,13 @@ def recipe_steps(cand, recipe: str, **options) -> list[tuple]:
                 continue
             d = Decision(choice, tuple(objs), (str(value),))
             try:
-                c = c.decide(d)
-            except InvalidDecision as exc:  # its message names the decision
-                raise WorkbenchError(f"{plan_name(recipe, options)}: {exc}") from None
-            except WorkbenchError as exc:
-                raise WorkbenchError(f"{plan_name(recipe, options)}: {choice}"
-                                     f"({', '.join(objs)}) = {value}: {exc}") from None
+                nxt = c.decide(d)
+            except WorkbenchError as exc:  # named as the explorer names it, then raw
+                left = "" if isinstance(exc, InvalidDecision) else " (a dead end)"
+                raise WorkbenchError(
+                    f"{plan_name(recipe, options)}: `{decision_label(c, d)}` is refused"
+                    f"{left}: {exc}") from None
+            c = nxt
             out.append((d, c))
     return out
 
