@@ -75,8 +75,18 @@ def test_dry_run_every_stage(dry_run):
     # the forced stage: each plan searched from its recipe's candidate
     forced = {r["plan"]: r for r in s["forced"]}
     assert set(forced) == {"axpy: vector_axpy(threads=16)", "axpy: vector_axpy(threads=None)",
-                           "matmul 256: register_tiled_matmul(tm=2, tn=2, threads=4)"}
+                           "matmul 256: register_tiled_matmul(tm=2, tn=2, threads=4)",
+                           "axpy: a TAG search below its best recipe",
+                           "matmul 256: a TAG search below its best recipe"}
     assert all(r["best_ns"] and r["evaluations"] >= 1 and not r["error"] for r in forced.values())
+    # the searches below the recipes: cut at the best recipe's time, measured below it
+    below = forced["matmul 256: a TAG search below its best recipe"]
+    assert below["beat_ns"] == forced["matmul 256: register_tiled_matmul(tm=2, tn=2, "
+                                      "threads=4)"]["best_ns"]
+    ids = {r["search"]["id"] for r in rows if "below" in (r.get("search") or {}).get("id", "")}
+    assert ids and all(r["bound_ns"] < below["beat_ns"] for r in rows
+                       if (r.get("search") or {}).get("id") in ids
+                       and r["kernel"] == "matmul")
     assert forced["axpy: vector_axpy(threads=None)"]["open_choices"] > \
         forced["axpy: vector_axpy(threads=16)"]["open_choices"] > 0
     assert any((r.get("search") or {}).get("id", "").startswith("forced-axpy-vector_axpy-")

@@ -191,6 +191,34 @@ def test_model_cuts_children_that_cannot_beat_the_best(tmp_path):
     assert s.cuts["model"] == sum(k.cut == "model" for k in kids) == len(kids) - len(live)
 
 
+def test_a_time_to_beat_cuts_from_the_start():
+    """`beat_ns`: a time reached elsewhere (a hand-forced recipe's) cuts
+    every node bounded at or above it before anything is measured; the
+    search then measures only candidates bounded below it, and reports its
+    own best. At the root's bound there is nothing to beat it with:
+    exhausted at once, no evaluation."""
+    root = _root()
+    free: list = []
+    Search(root, "cpu", budget=4, workers=0, store=None, seed=2,
+           callbacks=(free.append,)).run()
+    bounds = sorted(e["bound_ns"] for e in free)
+    beat = bounds[-1] if bounds[0] < bounds[-1] else bounds[0] * 1.01
+    events: list = []
+    s = Search(root, "cpu", budget=4, workers=0, store=None, seed=2, beat_ns=beat,
+               callbacks=(events.append,))
+    assert s.threshold_ns == beat
+    out = s.run()
+    assert out["beat_ns"] == beat and out["evaluations"] == len(events) >= 1
+    assert all(e["bound_ns"] < beat for e in events)
+    assert s.best_ns == min(e["median_ns"] for e in events if e["median_ns"])
+    none = Search(root, "cpu", budget=3, workers=0, store=None, beat_ns=s.root.bound_ns)
+    got = none.run()
+    assert got["evaluations"] == 0 and got["stopped"].startswith("exhausted")
+    assert got["best_ns"] is None
+    with pytest.raises(wb.WorkbenchError, match="beat_ns"):
+        Search(root, "cpu", budget=1, workers=0, store=None, beat_ns=0)
+
+
 def test_a_fixed_start_is_measured_once_then_the_tree_is_exhausted():
     fixed = random_fixed(_root(), random.Random(4))
     s = Search(fixed, "cpu", budget=3, workers=0, store=None)

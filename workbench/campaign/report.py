@@ -281,7 +281,8 @@ def forced_table(state: dict, target: dict | None = None) -> list:
                "reference": got.get("reference"), "reference_ns": ref,
                "speedup": ref / ours if ours and ref else None,
                "evaluations": got.get("evaluations"), "open_choices": got.get("open_choices"),
-               "error": got.get("error")}
+               "error": got.get("error"), "beat_ns": got.get("beat_ns"),
+               "stopped": got.get("stopped")}
         if got.get("kernel") == "axpy":
             _axpy_bandwidth(row, got.get("sizes"), target)
         rows.append(row)
@@ -525,7 +526,10 @@ def markdown(s: dict) -> str:
     if s.get("forced"):
         lines += ["", "## Forced by hand, searched for the rest (the `forced` stage)", "",
                   "A recipe fixes the structure a person tuning the kernel chooses; a TAG "
-                  "search decides what it leaves open (open choices; 0: one evaluation).", "",
+                  "search decides what it leaves open (open choices; 0: one evaluation). "
+                  "Then a TAG search of the kernel's whole space that cuts every node "
+                  "bounded at or above the best recipe's time: what it finds beats the "
+                  "expert; `exhausted` means the bound proves nothing in the space can.", "",
                   "| plan | open choices | evaluations | ours | reference | speed-up | goal |",
                   "|---|---|---|---|---|---|---|"]
         for r in s["forced"]:
@@ -536,7 +540,12 @@ def markdown(s: dict) -> str:
             speedup = "—" if r["speedup"] is None else f"{r['speedup']:.2f}×"
             extra = (f" ({_pct(r['share_of_copy_bandwidth'])} of copy bandwidth)"
                      if r.get("share_of_copy_bandwidth") else "")
-            lines.append(f"| {r['plan']} | {r['open_choices']} | {r['evaluations'] or '—'} | "
+            plan = r["plan"]
+            if r.get("beat_ns"):  # the search below the recipes: what it had to beat
+                won = ("nothing measured" if not r["best_ns"] else "beat it"
+                       if r["best_ns"] < r["beat_ns"] else "did not beat it")
+                plan += f" (to beat: {_ns(r['beat_ns'])}; {won}; {r.get('stopped') or '—'})"
+            lines.append(f"| {plan} | {r['open_choices']} | {r['evaluations'] or '—'} | "
                          f"{_ns(r['best_ns'])} | {r['reference'] or ''} {_ns(r['reference_ns'])} "
                          f"| {speedup}{extra} | {GOALS.get(r['kernel'], '')} |")
     if s.get("expert"):

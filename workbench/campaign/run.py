@@ -18,7 +18,9 @@ each resumed from the records when it was cut off):
 5. `forced` — manual decision forcing: a recipe (`workbench.recipes`)
    fixes a thesis kernel's structure the way a person tuning it by hand
    does (register tiles, float4 streams), a TAG search decides the rest;
-   one search per plan of `recipes.PLANS` (tile variants), beside Table 6.2.
+   one search per plan of `recipes.PLANS` (tile variants), then, per
+   kernel, a TAG search of its whole space below the best time its recipes
+   reached (`SearchOptions.beat_ns`); beside Table 6.2.
 6. `report` — `report.md`, `summary.json` and SVG figures (Fig. 5.1, bound
    against measured), the soundness count over every measured record.
 
@@ -456,10 +458,11 @@ def _search_id(rows: list, base: str, start_digest: str) -> str:
 
 
 def _search(camp: Campaign, start: Candidate, base_id: str, time_s: float,
-            rows: list) -> dict:
+            rows: list, beat_ns: float | None = None) -> dict:
     """A TAG search of the campaign's backend from `start` (resumed when its
-    records are there, `_search_id`), and its result: evaluations, best,
-    the reference's median, and whether it finished."""
+    records are there, `_search_id`; `beat_ns`: `SearchOptions.beat_ns`),
+    and its result: evaluations, best, the reference's median, and whether
+    it finished."""
     from ..search import TAG, Search
     o = camp.options
     sid = _search_id(rows, base_id, start.digest())
@@ -467,7 +470,7 @@ def _search(camp: Campaign, start: Candidate, base_id: str, time_s: float,
     s = Search(start, camp.backend.name, budget=o.search_budget, time_s=time_s,
                policy=TAG(), workers=_search_workers(o), store=camp.store,
                search_id=sid, resume=resume, seed=o.seed, samples=o.samples,
-               timeout_s=o.limit_s)
+               timeout_s=o.limit_s, beat_ns=beat_ns)
     s.backend = camp.backend  # the campaign's (calibrated) backend instance
     out = s.run()
     best, ref = out.get("best_ns"), out.get("reference_median_ns")
@@ -530,40 +533,71 @@ def forced_plans(o: CampaignOptions) -> list[tuple]:
             for recipe, opts in plans(build_kernel(*KERNELS[label]))]
 
 
+BELOW = "below"  # the forced stage's last item of a kernel: a search below its recipes
+
+
+def _forced_items(plans: list) -> list:
+    """Each kernel's plans, then a search of its whole space below the best
+    time they reached."""
+    out = []
+    for label in dict.fromkeys(p[0] for p in plans):
+        out += [p for p in plans if p[0] == label] + [(label, BELOW, {})]
+    return out
+
+
+def item_name(label: str, recipe: str, options: dict) -> str:
+    return (f"{label}: a TAG search below its best recipe" if recipe == BELOW
+            else plan_name(label, recipe, options))
+
+
 def stage_forced(camp: Campaign) -> None:
     """Manual decision forcing, as a person does it: each plan's recipe
     (`recipes.forced_candidate`) fixes a kernel's structure, a TAG search
-    decides what it leaves open (one evaluation where it leaves nothing).
-    A recipe that does not apply to this space is recorded, not raised."""
+    decides what it leaves open (one evaluation where it leaves nothing);
+    then a TAG search of the kernel's whole space that cuts every node
+    bounded at or above the best those plans reached (`beat_ns`): can the
+    search beat the expert? A recipe that does not apply to this space is
+    recorded, not raised."""
     from ..recipes import forced_candidate
     t0 = time.monotonic()
     o = camp.options
-    plans = forced_plans(o)
+    items = _forced_items(forced_plans(o))
     results = camp.state.setdefault("stages", {}).setdefault("forced", {}).get("plans", {})
-    todo = [p for p in plans if not results.get(plan_name(*p), {}).get("finished")]
+    todo = [p for p in items if not results.get(item_name(*p), {}).get("finished")]
     end = camp.stage_deadline("forced")
     rows = camp.store.rows()
     for i, (label, recipe, opts) in enumerate(todo):
-        name = plan_name(label, recipe, opts)
+        name = item_name(label, recipe, opts)
         time_s = max(1.0, (end - time.monotonic()) / (len(todo) - i))
         if time.monotonic() > end and not o.quick:
             break
         root, sizes = _thesis_root(o, label)
         row = {"kernel": label, "recipe": recipe, "options": opts, "sizes": sizes}
-        try:
-            start = forced_candidate(root, recipe, **opts)
-        except WorkbenchError as exc:
-            results[name] = {**row, "error": str(exc), "finished": True}
+        digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+        base = f"forced-{label.replace(' ', '_')}-{recipe}-{digest}-{o.seed}"
+        if recipe == BELOW:
+            best = [r["best_ns"] for r in results.values()
+                    if r.get("kernel") == label and r.get("recipe") != BELOW and r.get("best_ns")]
+            if not best:
+                results[name] = {**row, "error": "no recipe of this kernel was measured",
+                                 "finished": True}
+            else:
+                results[name] = {**row, **_search(camp, root, base, time_s, rows,
+                                                  beat_ns=min(best)),
+                                 "beat_ns": min(best), "open_choices": len(root.choices())}
         else:
-            digest = hashlib.sha256(name.encode()).hexdigest()[:8]
-            base = f"forced-{label.replace(' ', '_')}-{recipe}-{digest}-{o.seed}"
-            results[name] = {**row, **_search(camp, start, base, time_s, rows),
-                             "open_choices": len(start.choices())}
+            try:
+                start = forced_candidate(root, recipe, **opts)
+            except WorkbenchError as exc:
+                results[name] = {**row, "error": str(exc), "finished": True}
+            else:
+                results[name] = {**row, **_search(camp, start, base, time_s, rows),
+                                 "open_choices": len(start.choices())}
         camp.state["stages"]["forced"]["plans"] = results
         camp.save()
         camp.note(f"forced {name}: {results[name].get('evaluations')} evaluations, "
                   f"best {results[name].get('best_ns')} ns {results[name].get('error', '')}")
-    complete = all(results.get(plan_name(*p), {}).get("finished") for p in plans)
+    complete = all(results.get(item_name(*p), {}).get("finished") for p in items)
     camp.finish("forced", "done" if complete else "partial", t0, plans=results)
 
 
@@ -704,5 +738,6 @@ def run_campaign(options: CampaignOptions | None = None, **changes) -> dict:
     return summary
 
 
-__all__ = ["STAGES", "Campaign", "CampaignOptions", "DrawnCache", "default_out",
-           "draw_ahead", "forced_plans", "measure", "plan_name", "report_only", "run_campaign"]
+__all__ = ["BELOW", "STAGES", "Campaign", "CampaignOptions", "DrawnCache", "default_out",
+           "draw_ahead", "forced_plans", "item_name", "measure", "plan_name", "report_only",
+           "run_campaign"]

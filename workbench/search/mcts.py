@@ -48,6 +48,10 @@ class SearchOptions:
     samples: int = 10
     timeout_s: float = 10.0
     backend_options: dict = field(default_factory=dict)
+    # a time already reached elsewhere (a hand-forced recipe, another branch):
+    # nodes bounded at or above it are cut from the start, so evaluations go
+    # only where something faster may be; `best_ns` stays what it measured
+    beat_ns: float | None = None
     # where: workers=None a LocalCluster with one worker per core, 0 this process;
     # or a dask.distributed `client`; `in_flight` evaluations at once
     workers: int | None = None
@@ -113,6 +117,9 @@ class Search:
         self.evaluations = 0
         self.nodes = 1
         self.best_ns = math.inf
+        if o.beat_ns is not None and not o.beat_ns > 0:
+            raise WorkbenchError(f"beat_ns must be a positive time in ns, got {o.beat_ns!r}")
+        self.beat_ns = math.inf if o.beat_ns is None else float(o.beat_ns)
         self.best_record = None  # a Record (or a stored row after a resume)
         self.stopped: str | None = None
         self.elapsed_s = 0.0
@@ -122,6 +129,12 @@ class Search:
                           or f"{start.kernel.name}-{uuid.uuid4().hex[:8]}")
         if o.resume:
             self._resume(o.resume)
+
+    @property
+    def threshold_ns(self) -> float:
+        """What a node's bound must stay under to be kept: the best time
+        measured, or `beat_ns` while nothing measured beats it."""
+        return min(self.best_ns, self.beat_ns)
 
     # ------------------------------------------------------------ model
     def _bound(self, cand: Candidate) -> float:
@@ -133,7 +146,7 @@ class Search:
         for c in node.children:
             if c.cut:
                 continue
-            if c.bound_ns >= self.best_ns:
+            if c.bound_ns >= self.threshold_ns:
                 c.cut = "model"
                 self.cuts["model"] += 1
                 continue
@@ -172,7 +185,7 @@ class Search:
                         self._cut(node, "backtrack")
                         break
                     got = weighted_pick(live, model_weights([c.bound_ns for c in live],
-                                                            self.best_ns), self.rng)
+                                                            self.threshold_ns), self.rng)
                     path.append(got if got is not None else self.rng.choice(live))
                     for n in path:
                         n.visits += 1
@@ -181,7 +194,7 @@ class Search:
                 if not live:
                     self._cut(node, "backtrack")
                     break
-                node = self.policy.select(node, live, self.best_ns, self.rng)
+                node = self.policy.select(node, live, self.threshold_ns, self.rng)
                 path.append(node)
         return None
 
@@ -190,7 +203,7 @@ class Search:
         return Task(self.spec, self.space, [d.to_dict() for d in node.cand.trail],
                     backend=self.backend_name, backend_options=self.backend_options,
                     order=order_spec(self.order.rollout), seed=self.rng.randrange(2 ** 32),
-                    best_ns=self.best_ns if math.isfinite(self.best_ns) else None,
+                    best_ns=self.threshold_ns if math.isfinite(self.threshold_ns) else None,
                     start_bound_ns=node.bound_ns,
                     evaluate=self.backend_name != "cuda",  # GPU runs: one at a time, here
                     samples=self.samples, timeout_s=self.timeout_s)
@@ -215,7 +228,7 @@ class Search:
             # measures one at a time while every worker rolls out); and a
             # candidate bounded past the time limit could only time out
             b = bound(cand, self.target)
-            if hopeless(b.value_ns, self.best_ns, self.timeout_s):
+            if hopeless(b.value_ns, self.threshold_ns, self.timeout_s):
                 self.cuts["model"] += 1  # a rollout's end, not the node's subtree
                 return
             rec = evaluate([cand], self.backend, store=None, samples=self.samples,
@@ -244,7 +257,7 @@ class Search:
         if t is not None:
             if t < self.best_ns:
                 self.best_ns, self.best_record = t, rec
-            self.policy.update(path, t, self.best_ns)
+            self.policy.update(path, t, self.threshold_ns)
         if rec.get("status") == "no_device" and self.stopped is None:
             self.stopped = f"no_device: {rec.get('message', '')}"
         event = {"n": self.evaluations, "elapsed_s": rec["search"]["elapsed_s"],
@@ -381,6 +394,7 @@ class Search:
                 "reference_median_ns": best.get("reference_median_ns"),
                 "ratio_to_reference": best.get("ratio_to_reference"),
                 "root_bound_ns": self.root.bound_ns, "nodes": self.nodes,
+                "beat_ns": None if math.isinf(self.beat_ns) else self.beat_ns,
                 "cuts": dict(self.cuts), "descent_failures": dict(self.failures),
                 "errors": self.errors[-5:],
                 "store": str(self.store.path) if self.store is not None else None}
