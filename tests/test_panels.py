@@ -159,6 +159,24 @@ def test_search_tab_finishes_stops_and_adopts(tmp_path):
     assert "stopped" in panel.view.text.value and panel.search.evaluations < 500
 
 
+def test_search_tab_can_search_only_below_the_best_measured(tmp_path):
+    """Ticked, the search cuts at the best time measured on the explorer's
+    backend and target: what it measures is bounded below it; with nothing
+    measured yet it says there is nothing to beat."""
+    e = _axpy_explorer(tmp_path)
+    panel = e.panels[Tab.SEARCH]
+    panel.beat.value = True
+    panel.budget.value, panel.samples.value = 2, 1
+    panel.start().join(120)
+    assert "nothing to beat" in panel.message.value and panel.search.beat_ns == float("inf")
+    best = e.session.best_measured_ns(e.backend, e.session.target)
+    assert best is not None
+    panel.budget.value = 3
+    panel.start().join(120)
+    assert panel.search.beat_ns == best and "cut at the best measured" in panel.message.value
+    assert all(ev["bound_ns"] < best for ev in panel.search.history)
+
+
 def test_adopt_says_why_when_nothing_was_measured(tmp_path):
     e = _axpy_explorer(tmp_path)
     panel = e.panels[Tab.SEARCH]

@@ -197,13 +197,19 @@ class SearchPanel:
                                           layout=w.Layout(width="160px"))
         self.samples = w.BoundedIntText(value=5, min=1, max=100, description="samples",
                                         layout=w.Layout(width="140px"))
+        self.beat = w.Checkbox(value=False, description="only what can beat the best measured",
+                               indent=False, layout=w.Layout(width="290px"),
+                               tooltip="cut every candidate whose bound reaches the best "
+                                       "time measured on this backend and target (another "
+                                       "branch's, a recipe's) before measuring anything")
         self.search_b = w.Button(description="Search", icon="search")
         self.adopt_b = w.Button(description="Adopt best as branch")
         self.search_b.on_click(lambda _: self.start())
         self.adopt_b.on_click(lambda _: self.adopt())
         self.message = w.HTML()
-        self.controls = w.HBox([self.budget, self.timeout, self.samples, self.search_b,
-                                self.adopt_b])
+        self.controls = w.HBox([self.budget, self.timeout, self.samples, self.beat,
+                                self.search_b, self.adopt_b],
+                               layout=w.Layout(flex_flow="row wrap"))
         self.widget = self.box = w.VBox([self.controls, self.message])
 
     def refresh(self) -> None:
@@ -226,16 +232,22 @@ class SearchPanel:
         session = self._ex.session
         self.search_b.disabled = True
         self.message.value = "<i>computing the search's root bound and starting …</i>"
+        beat = (session.best_measured_ns(self._ex.backend, session.target)
+                if self.beat.value else None)
         try:
             self.search = Search(session.cand, self._ex.backend, budget=self.budget.value,
                                  workers=0, store=session.store, timeout_s=self.timeout.value,
-                                 samples=self.samples.value)
+                                 samples=self.samples.value, beat_ns=beat)
         except Exception as exc:  # noqa: BLE001 - said on the tab
             self.search_b.disabled = False
             self.message.value = f"<b style='color:#b00'>cannot search</b>: {html.escape(str(exc))}"
             return None
         self.view = SearchProgress(self.search.budget, "search").attach(self.search)
-        self.message.value = ""
+        self.message.value = (f"cut at the best measured, {fmt_time(beat)}: every candidate "
+                              "measured has a bound below it" if beat else
+                              "nothing measured yet on this backend and target: nothing to "
+                              "beat, every candidate can be measured" if self.beat.value
+                              else "")
         self.box.children = [self.controls, self.message, self.view.widget()]
         self.thread = _run(self.search, self.view, lambda _: self._ended())
         return self.thread
