@@ -341,8 +341,8 @@ def test_table_6_2_axpy_bandwidth():
 def test_a_forced_plan_that_does_not_apply_is_recorded(tmp_path, monkeypatch):
     """A recipe outside the space (here float4 on a strided operand) is a
     row of the report saying why, and the other plans still run."""
-    from workbench.campaign import run as run_mod
-    monkeypatch.setattr(run_mod, "QUICK_FORCED", {"matmul 256": [
+    from workbench.campaign import searches
+    monkeypatch.setattr(searches, "QUICK_FORCED", {"matmul 256": [
         ("register_tiled_matmul", {"tm": 2, "tn": 2, "threads": 4, "vector": True}),
         ("register_tiled_matmul", {"tm": 2, "tn": 2, "threads": 3})]})
     s = run_campaign(backend="cpu", quick=True, out=tmp_path / "c", minutes=2,

@@ -1,5 +1,6 @@
 """The GPU measurement campaign (issue 21): `run_campaign` (one command for
-everything a GPU must show, budgeted and resumable), `report` (soundness,
+everything a GPU must show, budgeted and resumable), `searches` (its TAG
+searches and forced recipes), `report` (soundness,
 Fig. 5.1, Table 6.2 from the records; `current_bounds` re-bounds recorded
 trails with today's model) and `data` (reading data/gpu/ on any machine).
 `python -m workbench campaign` and `make gpu` run it."""
@@ -20,6 +21,7 @@ from .report import (
                    engine_fingerprint,
                    fig_5_1,
                    fig_5_1_by_population,
+                   forced_table,
                    population,
                    soundness,
                    summarize,
@@ -39,7 +41,7 @@ from .run import (
 
 __all__ = ["NO_GPU_DATA", "STAGES", "Campaign", "CampaignOptions", "DrawnCache", "bounds_now",
            "cdf_svg", "current_bounds", "draw_ahead", "engine_fingerprint", "fig_5_1",
-           "fig_5_1_by_population", "gpu_dirs",
+           "fig_5_1_by_population", "forced_table", "gpu_dirs",
            "gpu_records", "gpu_rows",
            "population", "redrawn", "report_only", "run_campaign", "soundness", "status_line",
            "summaries",
