@@ -363,8 +363,12 @@ def test_force_recipe_takes_a_whole_plan_and_undo_walks_it_back(kernel, tmp_path
         assert isinstance(e.force_recipe(k), wb.WorkbenchError)
         assert len(e.session.cand.trail) == n and plan_name(recipe, options) in e.status.value
     e.undo_b.click()
+    seen: list = []  # the status line while the recipe is being forced
+    forcing = e.session.force_recipe
+    e.session.force_recipe = lambda r, **o: (seen.append(e.status.value), forcing(r, **o))[1]
     e.recipe_dd.value = 0
     e.recipe_b.click()
+    assert seen and "forcing register_tiled_matmul(" in seen[0]
     recipe, options = e._plans[0]
     want = forced_candidate(root, recipe, **options)
     assert e.session.cand.digest() == want.digest() and e.recipe_b.disabled == want.is_fixed

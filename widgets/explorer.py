@@ -243,6 +243,8 @@ class CandidateExplorer:
             self.refresh()
             return None
         recipe, options = self._plans[index]
+        # tens of decisions and their lowerings: up to seconds, said at once
+        self.status.value = f"<i>forcing {html.escape(plan_name(recipe, options))} …</i>"
         return self.do(lambda: self.session.force_recipe(recipe, **options))
 
     def force(self, choice: str, objects, value) -> None:
