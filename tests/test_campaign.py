@@ -448,3 +448,29 @@ def test_the_report_reads_the_expert_kernels_beside_the_campaign(tmp_path):
     assert "k=32 m=256 n=256" in b["label"] and b["tiles"] is None
     s = summarize([], {"device": "d", "backend": "cuda", "stages": {}})
     assert "| matmul 256 | tm 4 | 2 of 3 |" in markdown({**s, "expert": t})
+
+
+def test_the_searches_share_one_cluster(tmp_path, monkeypatch):
+    """Every search of a campaign rolls out on one LocalCluster, started at
+    the first search that needs it and closed at the end (a cluster per
+    search cost seconds of a lent GPU's minutes each); a recipe that leaves
+    nothing open is measured without one."""
+    from workbench.campaign import searches
+    from workbench.search import workers
+    made: list = []
+
+    class Counted(workers.DaskExecutor):
+        def __init__(self, *a, **k):
+            super().__init__(*a, **k)
+            made.append(self)
+    monkeypatch.setattr(workers, "DaskExecutor", Counted)
+    monkeypatch.setattr(searches, "_search_workers", lambda o: 1)
+    s = run_campaign(backend="cpu", quick=True, out=tmp_path / "c", minutes=3,
+                     stages=("search", "forced"), thesis_kernels=("axpy",))
+    assert s["stages"]["search"] == "done" and s["stages"]["forced"] == "done"
+    owned = [m for m in made if m._own]  # the others wrap the shared client
+    assert len(owned) == 1 and len(made) > 1 and owned[0].client.status == "closed"
+    rows = [json.loads(x) for x in (tmp_path / "c" / "records.jsonl").read_text().splitlines()]
+    ids = {r["search"]["id"] for r in rows}
+    assert any(i.startswith("campaign-axpy") for i in ids) and \
+        any(i.startswith("forced-axpy-below") for i in ids)

@@ -123,6 +123,7 @@ class Campaign:
     deadline: float
     state: dict = field(default_factory=dict)
     log: list = field(default_factory=list)
+    rollouts: object = None  # the searches' shared DaskExecutor (`searches._rollout_client`)
 
     # ------------------------------------------------------------ state
     @property
@@ -556,10 +557,14 @@ def run_campaign(options: CampaignOptions | None = None, **changes) -> dict:
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
-    if not camp.done("search") and o.wants("search"):
-        _guarded(camp, "search", stage_search, camp)
-    if not camp.done("forced") and o.wants("forced"):
-        _guarded(camp, "forced", stage_forced, camp)
+    try:
+        if not camp.done("search") and o.wants("search"):
+            _guarded(camp, "search", stage_search, camp)
+        if not camp.done("forced") and o.wants("forced"):
+            _guarded(camp, "forced", stage_forced, camp)
+    finally:
+        if camp.rollouts is not None:
+            camp.rollouts.close()
     summary = stage_report(camp)
     summary["out"] = str(out)
     summary["stages"] = {k: v.get("status") for k, v in camp.state["stages"].items()}

@@ -52,6 +52,21 @@ def _search_id(rows: list, base: str, start_digest: str) -> str:
     return f"{base}-{start_digest[:8]}"
 
 
+def _rollout_client(camp: Campaign):
+    """The dask client every search of the campaign rolls out on, or None
+    (inline: the quick run, no `distributed`). A LocalCluster takes seconds
+    to start and its workers build each kernel's root once, and a campaign
+    runs up to 25 searches: it is started once, and `run_campaign` closes
+    it."""
+    n = _search_workers(camp.options)
+    if n == 0:
+        return None
+    if camp.rollouts is None:
+        from ..search.workers import DaskExecutor
+        camp.rollouts = DaskExecutor(workers=n)
+    return camp.rollouts.client
+
+
 def _search(camp: Campaign, start: Candidate, base_id: str, time_s: float,
             rows: list, beat_ns: float | None = None) -> dict:
     """A TAG search of the campaign's backend from `start` (resumed when its
@@ -62,8 +77,10 @@ def _search(camp: Campaign, start: Candidate, base_id: str, time_s: float,
     o = camp.options
     sid = _search_id(rows, base_id, start.digest())
     resume = sid if any((r.get("search") or {}).get("id") == sid for r in rows) else None
+    # a fixed start (a recipe that leaves nothing open) needs no rollout
     s = Search(start, camp.backend.name, budget=o.search_budget, time_s=time_s,
-               policy=TAG(), workers=_search_workers(o), store=camp.store,
+               policy=TAG(), workers=0,
+               client=None if start.is_fixed else _rollout_client(camp), store=camp.store,
                search_id=sid, resume=resume, seed=o.seed, samples=o.samples,
                timeout_s=o.limit_s, beat_ns=beat_ns)
     s.backend = camp.backend  # the campaign's (calibrated) backend instance
