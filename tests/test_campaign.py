@@ -355,6 +355,25 @@ def test_a_forced_plan_that_does_not_apply_is_recorded(tmp_path, monkeypatch):
     assert "does not apply: m = 16 is not a multiple" in (tmp_path / "c" / "report.md").read_text()
 
 
+def test_table_6_2_reads_the_reference_over_every_record():
+    """One record's reference is one timing of the library: the table's is
+    the median over the folder's records of that kernel and sizes, its
+    range beside, the best record's own kept."""
+    sizes = {"m": 256, "n": 256, "k": 32}
+    state = {"stages": {"search": {"kernels": {"matmul 256": {
+        "best_ns": 10e3, "reference_median_ns": 30e3, "sizes": sizes, "evaluations": 3}}}}}
+    recs = [{"kernel": "matmul", "sizes": {"builder": "matmul", **sizes},
+             "reference_median_ns": t} for t in (9e3, 30e3, 10e3, 11e3, 9.5e3)]
+    recs.append({"kernel": "matmul", "sizes": {"builder": "matmul", "m": 16, "n": 16, "k": 8},
+                 "reference_median_ns": 1.0})  # another size: not this row's
+    row = {r["kernel"]: r for r in table_6_2(state, None, recs)}["matmul 256"]
+    assert row["reference_ns"] == 10e3 and row["speedup"] == 1.0
+    assert row["reference_of_best_ns"] == 30e3 and row["reference_range_ns"] == (9e3, 30e3)
+    assert row["reference_records"] == 5
+    md = markdown(summarize(recs, {**state, "device": "d", "backend": "cuda"}))
+    assert "(median of 5: 9 µs–30 µs)" in md
+
+
 def test_cli_campaign_without_gpu():
     from workbench.runtime.cuda import cupy_module
     if cupy_module() is not None:
