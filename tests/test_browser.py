@@ -55,9 +55,9 @@ def test_explorer_in_jupyterlab(tmp_path):
         lab.page.locator(".wb-explorer .widget-dropdown:has(label:text-is('recipe')) select"
                          ).select_option(label="register_tiled_matmul(tm=4, tn=4, threads=16)")
         lab.page.click(".wb-explorer button:has-text('Force recipe')")
-        lab.page.wait_for_function(
-            "document.querySelector('.wb-status').textContent.includes('fixed')",
-            timeout=120_000)
+        lab.page.wait_for_function(  # "forcing …" first, then the fixed candidate's line
+            "(document.querySelector('.wb-status') || {textContent: ''})"
+            ".textContent.includes('fixed')", timeout=120_000)
         assert re.search(r"fixed · \d\d+ decisions", lab.status())
         lab.screenshot(tmp_path / "recipe.png")
         print(f"click → every panel {r['panels_ms']:.0f} ms, look-ahead of the listed "

@@ -244,7 +244,9 @@ class CandidateExplorer:
             return None
         recipe, options = self._plans[index]
         # tens of decisions and their lowerings: up to seconds, said at once
-        self.status.value = f"<i>forcing {html.escape(plan_name(recipe, options))} …</i>"
+        # (the status line's class kept: a page reads the line by it)
+        self.status.value = (f"<span class='wb-status'><i>forcing "
+                             f"{html.escape(plan_name(recipe, options))} …</i></span>")
         return self.do(lambda: self.session.force_recipe(recipe, **options))
 
     def force(self, choice: str, objects, value) -> None:
