@@ -139,6 +139,13 @@ def test_report_only_rebounds_without_rewriting(dry_run, tmp_path):
     assert s["soundness_now"]["share_sound"] == 1.0 and s["soundness_now"]["not_replayed"] == 0
     assert "today's model" in (folder / "report.md").read_text()
     assert (folder / "fig_5_1_now.svg").exists()
+    # the bounds went to the cache the Timings tab reads: a second redraw replays nothing
+    from workbench.campaign.report import bounds_now
+    table = folder / "target.json"
+    rows = [json.loads(x) for x in before.decode().splitlines()]
+    cached = bounds_now(rows, target=str(table) if table.exists() else None, compute=False)
+    assert cached and all("bound_now_ns" in r for r in cached)
+    assert report_only(folder)["soundness_now"] == s["soundness_now"]
     with pytest.raises(wb.WorkbenchError, match="no records.jsonl"):
         report_only(tmp_path / "nothing")
 

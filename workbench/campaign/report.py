@@ -95,10 +95,11 @@ def engine_fingerprint() -> str:
     return h.hexdigest()[:20]
 
 
-def _bound_key(r: dict, tables: dict) -> str:
-    """The cache key of a record's bound on its own target: its spec, its
-    trail and the target table's contents (a recalibrated table is another)."""
-    name = r.get("target")
+def _bound_key(r: dict, tables: dict, target=None) -> str:
+    """The cache key of a record's bound on `target` (default its own): its
+    spec, its trail and the target table's contents (a recalibrated table is
+    another)."""
+    name = target or r.get("target")
     if name not in tables:
         from ..target import load_target
         try:
@@ -114,10 +115,10 @@ def _cache_file() -> Path:
     return data_dir() / "cache" / "bounds_now" / f"{engine_fingerprint()}.json"
 
 
-def bounds_now(rows, *, compute: bool = True, stop=None) -> list:
+def bounds_now(rows, *, target=None, compute: bool = True, stop=None) -> list:
     """The measured rows (`measured`), each with `bound_now_ns` (or
-    `bound_now_error`): the bound today's model gives its trail on the
-    record's own target (`current_bounds`). Replaying takes about half a
+    `bound_now_error`): the bound today's model gives its trail on `target`
+    (a table name or file; default the record's own: `current_bounds`). Replaying takes about half a
     second a record, so the results are kept in the data directory under
     `cache/bounds_now/<engine_fingerprint>.json`; `compute=False` reads only
     that cache (rows it lacks come back without either key); `stop()`, asked
@@ -129,14 +130,14 @@ def bounds_now(rows, *, compute: bool = True, stop=None) -> list:
         cache = json.loads(path.read_text())
     except (OSError, ValueError):
         cache = {}
-    keys = [_bound_key(r, tables) for r in rows]
+    keys = [_bound_key(r, tables, target) for r in rows]
     added = 0
     for r, k in zip(rows, keys):
         if not compute or stop is not None and stop():
             break
         if k in cache:
             continue
-        got = current_bounds([r])[0]
+        got = current_bounds([r], target)[0]
         cache[k] = ({"bound_now_ns": got["bound_now_ns"]} if "bound_now_ns" in got
                     else {"bound_now_error": got["bound_now_error"]})
         added += 1
@@ -460,7 +461,7 @@ def summarize(rows, state: dict, target: dict | None = None) -> dict:
 def with_current_bounds(s: dict, rows, target=None) -> dict:
     """`s` (a summary) with `soundness_now` and `fig_5_1_now`: the same
     counts with the bounds of today's model (`current_bounds`)."""
-    now = current_bounds(rows, target)
+    now = bounds_now(rows, target=target)  # cached: the Timings tab and a redraw share it
     fig = fig_5_1(now, "bound_now_ns")
     s["soundness_now"] = soundness(now, "bound_now_ns")
     s["soundness_now"]["not_replayed"] = sum(1 for r in now if "bound_now_error" in r)
