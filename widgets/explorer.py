@@ -20,18 +20,14 @@ from __future__ import annotations
 
 import enum
 import html
-import threading
 import time
 
 from workbench.candidate import Decision
 from workbench.errors import DeadEnd, InvalidDecision, WorkbenchError
-from workbench.explain import describe
 from workbench.model.justification import fmt_time
-from workbench.model.lookahead import Stopped
 from workbench.prebuild import keep_out_of_gc
 from workbench.recipes import plan_name, plans
 from workbench.session import Session
-from workbench.witness import DEAD, OPEN, PROVEN
 
 from .choices import ChoicesPanel
 from .choices_widget import SPIN_CSS
@@ -43,6 +39,7 @@ from .path_view import BoundPanel, PathPanel
 from .search_view import SearchPanel
 from .sparsity_view import SparsityPanel
 from .timings_view import TimingsPanel
+from .why_view import WhyPanel
 
 
 class Tab(enum.IntEnum):
@@ -91,11 +88,6 @@ class CandidateExplorer:
             self.session = Session(root, target, state_path, store)
         self.last_click_ms = 0.0
         self._t_click: float | None = None
-        self._explaining: threading.Thread | None = None  # show_stuck's, while it runs
-        self._why_lock = threading.Lock()
-        self._why_gen = 0  # bumped by each refresh and explanation: what is still current
-        self.explanation = None  # the last one drawn
-        self.ways_out: tuple = ()  # what dropping each of its culprits leads to, once known
         # an interactive kernel keeps its problems: out of the collector's walks
         self._freeze = lookahead == "process"
         if self._freeze:
@@ -136,7 +128,7 @@ class CandidateExplorer:
         self.recipe_b.on_click(lambda _: self.force_recipe())
         self.recipe_box = w.HBox([self.recipe_dd, self.recipe_b],
                                  layout=w.Layout(display="" if self._plans else "none"))
-        self.why = w.VBox()  # a stuck choice's explanation, with its undo buttons
+        self.why_panel = WhyPanel(self)  # a stuck choice's explanation, with its drop buttons
         self.branches = w.Dropdown(description="branch", layout=w.Layout(width="220px"))
         self.undo_b.on_click(lambda _: self.do(self.session.undo))
         self.redo_b.on_click(lambda _: self.do(self.session.redo))
@@ -159,7 +151,7 @@ class CandidateExplorer:
             w.HBox([self.undo_b, self.redo_b, self.reset_b, self.branch_b, self.finish_b,
                     self.branches, self.target_dd, self.recipe_box],
                    layout=w.Layout(flex_flow="row wrap")),
-            self.status, self.why, w.HBox([self.choices.widget,
+            self.status, self.why_panel.box, w.HBox([self.choices.widget,
                                  w.Box([self.tabs], layout=w.Layout(width="54%"))])])
         self.widget.add_class("wb-explorer")
 
@@ -181,6 +173,9 @@ class CandidateExplorer:
     run_b = property(lambda self: self.panels[Tab.CODE].run_b)
     run_out = property(lambda self: self.panels[Tab.CODE].run_out)
     fusion_box = property(lambda self: self.panels[Tab.FUSION].box)
+    why = property(lambda self: self.why_panel.box)
+    explanation = property(lambda self: self.why_panel.explanation)
+    ways_out = property(lambda self: self.why_panel.ways_out)
 
     def run_current(self) -> dict | None:
         """Run: measure the fixed candidate (every sample into the store)."""
@@ -255,125 +250,11 @@ class CandidateExplorer:
             self.show_stuck(decision=Decision(choice, tuple(objects), (str(value),)))
 
     def show_stuck(self, ch=None, decision=None, gen: int | None = None) -> None:
-        """A listed choice `ch` has no live value left, or `decision`
-        dead-ended: say which earlier decisions cause it (`Session.explain`),
-        each with a button that removes it and keeps every other decision.
-        Explaining takes seconds (tens of checks of subsets of the trail), so
-        it runs in a thread of its own (in the caller with the "sync"
-        look-ahead): the kernel answers clicks meanwhile, and a click (a
-        refresh) or a newer explanation stops it — its result would be about
-        a candidate no longer on show. `gen`: the look-ahead generation that
-        found `ch` stuck (nothing is done when a newer one has begun). The
-        same thread then colours each drop button by where dropping its
-        culprit leads (`Session.explainer`'s ways out)."""
-        what = "stuck" if decision is None else "dead end"
-        choice = None if ch is None else (ch.name, ch.objects)
-        try:  # the candidate as it is now, read here (this may be the reader thread)
-            cand, explain, ways = self.session.explainer(choice=choice, decision=decision)
-        except Stopped:
-            return
-        with self._why_lock:
-            if gen is not None and gen != self.choices.gen or not self._on_show(cand):
-                return
-            self._why_gen += 1
-            mine = self._why_gen
-            self.why.children = (_w().HTML(f"<div style='background:#fff3f3;padding:4px'><b>"
-                                           f"{what}:</b> <i>finding the earlier decisions that "
-                                           "cause it…</i></div>"),)
-        stale = lambda: self._why_gen != mine or not self._on_show(cand)  # noqa: E731
-
-        def work() -> None:
-            try:
-                ex = explain(stale)
-            except Stopped:
-                return
-            except Exception as exc:  # noqa: BLE001 - said in the panel, not lost in a thread
-                text = str(exc) if isinstance(exc, WorkbenchError) else \
-                    f"the explanation failed: {type(exc).__name__}: {exc}"
-                with self._why_lock:
-                    if not stale():
-                        self.why.children = (_w().HTML(f"<i>{html.escape(text)}</i>"),)
-                return
-            with self._why_lock:  # a click's refresh clears the panel under it
-                if stale():
-                    return
-                self._draw_why(ex, what, cand)
-            if not ex.verified:
-                return
-            try:  # then whether each drop leads somewhere: the rest may hold another conflict
-                outs = ways(ex, stale)
-            except Exception:  # noqa: BLE001 - Stopped, or a failed search: the buttons stay plain
-                return
-            with self._why_lock:
-                if not stale():
-                    self._mark_ways_out(outs)
-
-        if self.choices.lookahead == "sync":
-            work()
-            return
-        self._explaining = threading.Thread(target=work, name="explain", daemon=True)
-        self._explaining.start()
-
-    def _on_show(self, cand) -> bool:
-        """Whether `cand` is the current candidate (read from any thread: a
-        `drop` may be between its two writes of the branch)."""
-        b = self.session.branch
-        try:
-            return b.history[b.pos] is cand
-        except IndexError:
-            return False
-
-    def _draw_why(self, ex, what: str, cand) -> None:
-        w = _w()
-        trail = list(cand.trail)
-        drops = []
-        for k, d in enumerate(ex.culprits, 1):
-            step = trail.index(d) + 1
-            num = f"({k}) " if ex.by_value else ""  # the numbers the text's values refer to
-            b = w.Button(description=f"drop {num}{describe(d, cand)}",
-                         layout=w.Layout(width="auto"),
-                         tooltip=f"re-apply every decision but number {step}")
-            # a click queued after the panel moved on must not drop another step
-            b.on_click(lambda _, step=step: self._on_show(cand)
-                       and self.do(self.session.drop, step))
-            drops.append(b)
-        # one line per value (its own culprits, then the constraint it fails on)
-        lines = "".join(f"<li>{html.escape(x)}</li>" for x in ex.lines)
-        head = w.HTML(f"<div style='background:#fff3f3;padding:4px'><b>{what}:</b> "
-                      f"{html.escape(ex.head)}<ul style='margin:2px 0'>{lines}</ul></div>")
-        self.explanation, self.ways_out = ex, ()
-        self.why.children = (head, w.HBox(drops, layout=w.Layout(flex_flow="row wrap")))
-
-    _WAY_STYLE = {PROVEN: ("success", "✓ "), DEAD: ("danger", "✗ "), OPEN: ("", "")}
-
-    def _mark_ways_out(self, outs) -> None:
-        """Each drop button says what dropping its culprit leads to
-        (`explain.ways_out`): green ✓ an implementation (a witness), red ✗
-        none — another conflict remains, the decision tried still fails, or
-        the other decisions no longer replay —, plain when not settled."""
-        buttons = self.why.children[1].children
-        for b, way in zip(buttons, outs):
-            style, mark = self._WAY_STYLE[way.status]
-            b.button_style, b.description = style, mark + b.description
-            b.tooltip = f"{b.tooltip}: {way.why}"
-        self.ways_out = tuple(outs)
-        if any(way.status != OPEN for way in outs):
-            tried = self.explanation.decision is not None
-            self.why.children += (_w().HTML(
-                "<small>✓ dropping it leads to an implementation"
-                f"{' with the decision tried' if tried else ''} (a witness found); ✗ it does "
-                f"not: {'the decision tried still fails or ' if tried else ''}another conflict "
-                "remains, or the other decisions no longer replay (hover for which)</small>"),)
+        """Explain a stuck choice or a dead end (`WhyPanel.show`)."""
+        self.why_panel.show(ch, decision, gen)
 
     def wait_explained(self, timeout: float | None = None) -> bool:
-        """Block until the explanation `show_stuck` started is done (drawn
-        with its drop buttons coloured, or dropped as stale); False on
-        timeout."""
-        t = self._explaining
-        if t is not None:
-            t.join(timeout)
-            return not t.is_alive()
-        return True
+        return self.why_panel.wait(timeout)
 
     def _on_target(self, change) -> None:
         if change["new"] != self.session.target:
@@ -416,10 +297,7 @@ class CandidateExplorer:
         self.branches.value = s.current
         if self.target_dd.value != s.target:
             self.target_dd.value = s.target
-        with self._why_lock:  # an explanation under way is about the candidate before
-            self._why_gen += 1
-            if self.why.children:
-                self.why.children = ()
+        self.why_panel.clear()  # an explanation under way is about the candidate before
         self.finish_b.disabled = self.recipe_b.disabled = cand.is_fixed
         if cand.is_fixed and not self._was_fixed:  # what comes next: its code, Run
             self.tabs.selected_index = Tab.CODE
