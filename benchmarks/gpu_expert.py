@@ -17,7 +17,7 @@ import time
 import workbench as wb
 from workbench.descent import random_fixed
 from workbench.paths import data_dir
-from workbench.recipes import apply_recipe, lowered_decisions, register_tiled_matmul
+from workbench.recipes import forced_candidate
 from workbench.runtime import RecordStore, evaluate, get_backend
 
 # (kernel label, sizes, recipe tiles): the test's 64 × 64 block of 16 × 16
@@ -41,8 +41,8 @@ def main(argv=None) -> int:
         kernel = wb.kernels.matmul(**sizes)
         t0 = time.perf_counter()
         try:
-            c = apply_recipe(wb.Candidate.root(kernel), register_tiled_matmul(kernel, **tile))
-            forced = apply_recipe(c, lowered_decisions(c.kernel))
+            forced = forced_candidate(wb.Candidate.root(kernel), "register_tiled_matmul",
+                                      **tile)
         except wb.WorkbenchError as exc:
             print(f"{label} {tile}: recipe failed: {exc}", flush=True)
             continue

@@ -32,11 +32,10 @@ from workbench.runtime import evaluate
 
 
 def _forced(kernel, **tile):
-    """The recipe's decisions, then the lowered tiles' ones (each raises on
-    a dead end or a value outside its domain)."""
+    """The recipe's decisions, then the lowered tiles' ones (a dead end or a
+    value outside its domain raises, naming it)."""
     root = wb.Candidate.root(kernel)
-    c = apply_recipe(root, register_tiled_matmul(kernel, **tile))
-    return root, apply_recipe(c, lowered_decisions(c.kernel))
+    return root, forced_candidate(root, "register_tiled_matmul", **tile)
 
 
 @pytest.fixture(scope="module")

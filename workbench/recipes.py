@@ -173,32 +173,43 @@ def plans(kernel) -> list[tuple[str, dict]]:
     return out
 
 
+def _steps(cand, decisions, name: str | None = None) -> list[tuple]:
+    """(Decision, the candidate after it) for each (choice, objects, value)
+    of `decisions` in turn, those propagation has already settled left out.
+    A refused one raises as `cand.decide` does, or, with a plan's `name`,
+    WorkbenchError naming the plan and the decision as the explorer names it."""
+    from .candidate import Decision
+    from .names import decision_label
+    out = []
+    for choice, objs, value in decisions:
+        if cand.domain(choice, objs) == {value}:
+            continue
+        d = Decision(choice, tuple(objs), (str(value),))
+        try:
+            nxt = cand.decide(d)
+        except WorkbenchError as exc:
+            if name is None:
+                raise
+            left = "" if isinstance(exc, InvalidDecision) else " (a dead end)"
+            raise WorkbenchError(f"{name}: `{decision_label(cand, d)}` is refused{left}: "
+                                 f"{exc}") from None
+        cand = nxt
+        out.append((d, cand))
+    return out
+
+
 def recipe_steps(cand, recipe: str, **options) -> list[tuple]:
     """(Decision, the candidate after it) for each decision that forces the
     named recipe on `cand`, in order — its own, then those on what its
     lowerings add — those propagation has already settled left out. Raises
     WorkbenchError naming the recipe and the decision that does not apply;
     `cand` is unchanged (candidates are immutable)."""
-    from .candidate import Decision
-    from .names import decision_label
     if recipe not in RECIPES:
         raise WorkbenchError(f"unknown recipe {recipe!r}: use one of {', '.join(RECIPES)}")
-    out, c = [], cand
-    for listed in (lambda k: RECIPES[recipe](k, **options), lowered_decisions):
-        for choice, objs, value in listed(c.kernel):
-            if c.domain(choice, objs) == {value}:
-                continue
-            d = Decision(choice, tuple(objs), (str(value),))
-            try:
-                nxt = c.decide(d)
-            except WorkbenchError as exc:  # named as the explorer names it, then raw
-                left = "" if isinstance(exc, InvalidDecision) else " (a dead end)"
-                raise WorkbenchError(
-                    f"{plan_name(recipe, options)}: `{decision_label(c, d)}` is refused"
-                    f"{left}: {exc}") from None
-            c = nxt
-            out.append((d, c))
-    return out
+    name = plan_name(recipe, options)
+    steps = _steps(cand, RECIPES[recipe](cand.kernel, **options), name)
+    after = steps[-1][1] if steps else cand
+    return steps + _steps(after, lowered_decisions(after.kernel), name)
 
 
 def forced_candidate(root, recipe: str, **options):
@@ -214,9 +225,5 @@ def forced_candidate(root, recipe: str, **options):
 def apply_recipe(cand, decisions):
     """`cand` with each decision applied in turn; a decision whose value is
     already the only one left is skipped (propagation settled it)."""
-    for choice, objs, value in decisions:
-        dom = cand.domain(choice, objs)
-        if dom == {value}:
-            continue
-        cand = cand.apply(choice, objs, value)
-    return cand
+    steps = _steps(cand, decisions)
+    return steps[-1][1] if steps else cand

@@ -93,13 +93,18 @@ class Session:
 
     def apply(self, choice: str, objects, value) -> Candidate:
         """Force a decision; on InvalidDecision or DeadEnd nothing changes."""
+        # raises before any change
+        return self._push([self.cand.apply(choice, as_objects(objects), value)])
+
+    def _push(self, steps: list) -> Candidate:
+        """The candidates `steps` (one decision each, from the current one)
+        become the branch's next steps, in place of what redo would reach."""
         b = self.branch
-        new = b.cand.apply(choice, as_objects(objects), value)  # raises before any change
         del b.history[b.pos + 1:]
-        b.history.append(new)
-        b.pos += 1
+        b.history += steps
+        b.pos = len(b.history) - 1
         self._autosave()
-        return new
+        return self.cand
 
     def undo(self) -> Candidate:
         if self.branch.pos > 0:
@@ -282,14 +287,11 @@ class Session:
             if other is not None and self.bound(other).value_ns < self.bound(w).value_ns:
                 w = other
                 self._remember(self.cand.digest(), w)
-        b = self.branch
-        fixed = adopt(b.cand, w)
-        del b.history[b.pos + 1:]
-        for d in fixed.trail[len(b.cand.trail):]:
-            b.history.append(b.history[-1].decide(d))
-        b.pos = len(b.history) - 1
-        self._autosave()
-        return self.cand
+        fixed = adopt(self.cand, w)
+        steps = []
+        for d in fixed.trail[len(self.cand.trail):]:
+            steps.append((steps[-1] if steps else self.cand).decide(d))
+        return self._push(steps)
 
     def force_recipe(self, recipe: str, **options) -> Candidate:
         """Force a named recipe (`recipes.RECIPES`) on the current candidate,
@@ -298,13 +300,8 @@ class Session:
         (an earlier decision of the person's may rule it out) raises
         WorkbenchError naming it, and nothing changes."""
         from .recipes import recipe_steps
-        b = self.branch
-        steps = recipe_steps(b.cand, recipe, **options)  # raises before any change
-        del b.history[b.pos + 1:]
-        b.history += [c for _, c in steps]
-        b.pos = len(b.history) - 1
-        self._autosave()
-        return self.cand
+        # raises before any change
+        return self._push([c for _, c in recipe_steps(self.cand, recipe, **options)])
 
     def explain(self, choice=None, decision=None, stop=None):
         """Why `decision` dead-ends here, or why every value of the open

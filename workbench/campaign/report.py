@@ -250,6 +250,13 @@ def _axpy_bandwidth(row: dict, sizes: dict | None, target: dict | None) -> None:
         row["share_of_copy_bandwidth"] = row["bytes_per_s"] / copy
 
 
+def _kernel_key(builder, sizes) -> tuple:
+    """(builder, its sizes as JSON, the spec's `builder` left out): records
+    of one kernel at one size share it."""
+    sizes = {k: v for k, v in (sizes or {}).items() if k != "builder"}
+    return builder, json.dumps(sizes, sort_keys=True)
+
+
 def references(records) -> dict:
     """(builder, sizes as JSON) -> the median, least and largest of the
     reference medians every record of that kernel carries, and how many:
@@ -259,8 +266,7 @@ def references(records) -> dict:
     by: dict = {}
     for r in records or ():
         if r.get("reference_median_ns"):
-            sizes = {k: v for k, v in (r.get("sizes") or {}).items() if k != "builder"}
-            by.setdefault((r.get("kernel"), json.dumps(sizes, sort_keys=True)), []).append(
+            by.setdefault(_kernel_key(r.get("kernel"), r.get("sizes")), []).append(
                 r["reference_median_ns"])
     return {k: {"median_ns": statistics.median(v), "min_ns": min(v), "max_ns": max(v),
                 "records": len(v)} for k, v in by.items()}
@@ -271,7 +277,7 @@ def _reference(row: dict, got: dict, builder: str, refs: dict) -> None:
     (`references`), its range beside; the best record's own where the
     folder holds no other."""
     own = got.get("reference_median_ns")
-    ref = refs.get((builder, json.dumps(got.get("sizes") or {}, sort_keys=True)))
+    ref = refs.get(_kernel_key(builder, got.get("sizes")))
     row["reference_of_best_ns"] = own
     row["reference_ns"] = ref["median_ns"] if ref else own
     row["reference_range_ns"] = (ref["min_ns"], ref["max_ns"]) if ref else None
@@ -424,8 +430,7 @@ def expert_table(rows, records=()) -> list:
         ok = [r for r in rs if r.get("status") == "ok" and r.get("median_ns")]
         best = min((r["median_ns"] for r in ok), default=None)
         refs = [r["reference_median_ns"] for r in rs if r.get("reference_median_ns")]
-        sizes = {k: v for k, v in (rs[0].get("sizes") or {}).items() if k != "builder"}
-        over = every.get((rs[0].get("kernel"), json.dumps(sizes, sort_keys=True)))
+        over = every.get(_kernel_key(rs[0].get("kernel"), rs[0].get("sizes")))
         ref = over["median_ns"] if over else statistics.median(refs) if refs else None
         out.append({"label": label, "tiles": json.loads(tiles), "records": len(rs),
                     "reference_own_ns": statistics.median(refs) if refs else None,

@@ -78,7 +78,6 @@ QUICK_SEARCH = ("axpy", "matmul 256")
 QUICK_CORRECTNESS = ("axpy", "matmul")
 
 
-
 @dataclass
 class CampaignOptions:
     backend: str = "cuda"
@@ -215,7 +214,6 @@ class DrawnCache:
         self.folder = Path(folder)
 
     def path(self, builder: str, sizes: dict) -> Path:
-
         from ..space.space import load_space
         space = build_kernel(builder, sizes).space
         key = json.dumps([builder, sizes, load_space(space).text], sort_keys=True)
