@@ -100,9 +100,13 @@ def main() -> None:
     ap.add_argument("--app", choices=("lab", "voila"), default="lab")
     ap.add_argument("--tab", default="Domains", help="the tab on show while clicking")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--sizes", default=None,
+                    help="m,n,k of the matmul opened (default 1024,1024,1024)")
     ap.add_argument("--read-ms", type=int, default=300,
                     help="how long the person reads the labels before the next click")
     args = ap.parse_args()
+    if args.sizes:
+        KERNEL.update(zip("mnk", (int(x) for x in args.sizes.split(","))))
     args.out = args.out or ROOT / "data" / "bench" / (
         "explorer_browser.json" if args.app == "lab" else "explorer_browser_voila.json")
     why = missing()

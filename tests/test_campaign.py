@@ -280,7 +280,11 @@ def test_gpu_figures_use_todays_bounds_cached_and_redrawn(dry_run, monkeypatch, 
         tab.gpu_figures)
     # closing the explorer stops the replaying at its next record
     shutil.rmtree(tmp_path / "cache")
+    tab.show()  # the same records: nothing is drawn again, no replaying starts
+    assert not tab.bounding.is_alive() and "(1 moved" in tab.gpu_line
+    tab._drawn = None  # as when a record arrives: drawn again, replayed again
     tab.show()
+    assert "being computed" in tab.gpu_line and tab.bounding.is_alive()
     e.close()
     tab.bounding.join(10)
     assert not tab.bounding.is_alive() and "being computed" in tab.gpu_line

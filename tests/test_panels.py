@@ -218,6 +218,61 @@ def test_timings_filter_backend_and_target_and_reference_from_its_records(kernel
     assert other_view.best_ns == 1.0 and other_view.hidden == 3
 
 
+def test_a_decision_with_the_timings_tab_on_show_draws_nothing_again(kernel, tmp_path,
+                                                                      monkeypatch):
+    """With the Timings tab on show, every click rebuilt its figures (this
+    machine's and the shipped GPU records'), and the page drew them again:
+    7-13 s a click on matmul 256 in Chromium, 37 ms on the Bound tab. The
+    tab draws records, which a decision does not change."""
+    import widgets.timings_view as tv
+    store = RecordStore(tmp_path / "runs.jsonl")
+    e = CandidateExplorer(Session(wb.Candidate.root(kernel), store=store), backend="cpu",
+                          lookahead="off")
+    e.run_reference()
+    e.tabs.selected_index = Tab.TIMINGS
+    e.refresh()
+    drawn = []
+    real = tv.timing_figures
+    monkeypatch.setattr(tv, "timing_figures", lambda *a, **k: drawn.append(1) or real(*a, **k))
+    box = e.panels[Tab.TIMINGS].box.children
+    ch = next(c for c in e.session.cand.choices() if len(c.values) > 1)
+    e.force(ch.name, ch.objects, ch.values[0])
+    assert len(e.session.cand.trail) == 1 and drawn == []
+    assert e.panels[Tab.TIMINGS].box.children == box
+    e.run_reference()  # a new record: drawn again, with it
+    e.refresh()
+    assert drawn == [1] and "records measured by <b>cpu" in e.panels[Tab.TIMINGS].status.value
+    e.session.set_target("h200")  # another target: its records, drawn again
+    e.refresh()
+    assert drawn == [1, 1]
+
+
+def test_sparsity_and_fusion_keep_their_figures_while_a_decision_leaves_them(kernel):
+    """Both tabs gave the page a new figure widget at every click (1.2 s a
+    click in Chromium, where the Bound tab answers in 40 ms); the sparsity
+    heatmap moves with the tile sizes alone, the fusion graph never (it is
+    the kernel's), its footprints with the sizes."""
+    e = CandidateExplorer(kernel, store=None, backend="cpu", lookahead="off")
+    e.tabs.selected_index = Tab.SPARSITY
+    heat = e.panels[Tab.SPARSITY].box.children[-1]
+    kind = next(c for c in e.session.cand.choices() if c.name == "dim_kind")
+    e.force(kind.name, kind.objects, kind.values[0])
+    assert e.panels[Tab.SPARSITY].box.children[-1] is heat
+    m1 = kernel.dims_by_label()["a_m1"]  # the m tile's middle level: the output's tile
+    size = next(c for c in e.session.cand.choices() if c.name == "size" and c.objects == (m1,))
+    e.force(size.name, size.objects, size.values[-1])
+    assert e.panels[Tab.SPARSITY].box.children[-1] is not heat  # other tiles, drawn again
+    e.tabs.selected_index = Tab.FUSION
+    graph, text = e.fusion_box.children
+    before = text.value
+    e.do(e.session.undo)  # the size decision taken back: other footprints
+    assert e.fusion_box.children[0] is graph and e.fusion_box.children[1] is text
+    from widgets.fusion_view import fusion_html
+    from workbench.poly import fusion_report
+    assert text.value == fusion_html(fusion_report(e.session.cand))
+    assert before != text.value or "open sizes" in before
+
+
 def test_long_code_is_shown_plain():
     """Random candidates unroll into thousands of lines: coloured, 4,400
     took 0.5 s and 2.3 MB of HTML a visit; past HIGHLIGHT_LINES the Code tab

@@ -15,6 +15,7 @@ class FusionPanel:
         import ipywidgets as w
         self._ex = ex
         self.widget = self.box = w.VBox()
+        self._key = self._graph = self._text = None  # the kernel whose graph is on show
 
     def refresh(self) -> None:
         pass
@@ -28,16 +29,30 @@ class FusionPanel:
         from workbench.poly import fusion_report
 
         from .poly_view import fcg_figure
-        self.box.children = [w.HTML("<i>computing the fusion conflict graph and the tile "
-                                    "footprints …</i>")]
+        cand = self._ex.session.cand
+        kernel = cand.problem.root_problem.kernel
+        key = (kernel.name, str(kernel.spec()))
+        if key != self._key:
+            self.box.children = [w.HTML("<i>computing the fusion conflict graph and the "
+                                        "tile footprints …</i>")]
         try:
-            rep = fusion_report(self._ex.session.cand)
+            rep = fusion_report(cand)
         except WorkbenchError as exc:
             self.box.children = [w.HTML(f"<i>{html.escape(str(exc))}</i>")]
+            self._key = self._graph = None
             return None
-        self.box.children = [go.FigureWidget(fcg_figure(rep.graph, rep.colouring)),
-                             w.HTML(fusion_html(rep))]
-        return self.box.children[0]
+        text = fusion_html(rep)
+        if key == self._key:  # the kernel's graph on show stands; the footprints follow
+            if self._text.value != text:
+                self._text.value = text
+            return self._graph
+        # the graph is the kernel's: a decision leaves it, and a new widget
+        # (drawn again by the page) took 1.2 s a click in Chromium
+        self._graph = go.FigureWidget(fcg_figure(rep.graph, rep.colouring))
+        self._text = w.HTML(text)
+        self.box.children = [self._graph, self._text]
+        self._key = key
+        return self._graph
 
 
 def fusion_html(rep) -> str:

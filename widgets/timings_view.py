@@ -12,6 +12,7 @@ GPU run is checked against that run's times."""
 from __future__ import annotations
 
 import html
+import json
 import threading
 
 import numpy as np
@@ -212,6 +213,8 @@ class TimingsPanel:
         self._lock = threading.Lock()
         self.bounding: threading.Thread | None = None  # the GPU redraw, while it runs
         self._closed = False
+        self._drawn: tuple | None = None  # the `_version` on show
+        self._figs: tuple = ()
 
     def refresh(self) -> None:
         pass
@@ -225,7 +228,22 @@ class TimingsPanel:
         s = self._ex.session
         return filter_records(s.records(), self._ex.backend, s.target)
 
-    def show(self) -> list:
+    def _version(self, mode: str) -> tuple:
+        """What the tab draws from: the kernel and its sizes, the target, the
+        backend, this store's records and the GPU folders'. A decision moves
+        none of them, so a click with the tab on show redraws nothing."""
+        from workbench.campaign.data import gpu_version
+        s = self._ex.session
+        kernel = s.root.problem.root_problem.kernel
+        return (kernel.name, json.dumps(kernel.spec(), sort_keys=True, default=str), s.target,
+                self._ex.backend, s.records_version(), gpu_version(), mode)
+
+    def show(self) -> tuple:
+        # the explorer's look-ahead mode says whether threads may draw here
+        mode = getattr(getattr(self._ex, "choices", None), "lookahead", "off")
+        version = self._version(mode)
+        if version == self._drawn:  # the same records: the figures on show stand
+            return self._figs
         import ipywidgets as w
         self.status.value = "<i>computing the timing figures …</i>"
         self.box.children = [self.status]
@@ -244,8 +262,6 @@ class TimingsPanel:
             "<i>no measurement of this kernel yet on this backend: fix a candidate and "
             "Run, or Search</i>")]
         kernel = s.root.problem.root_problem.kernel
-        # the explorer's look-ahead mode says whether threads may draw here
-        mode = getattr(getattr(self._ex, "choices", None), "lookahead", "off")
         with self._lock:
             self._gen += 1
             gen = self._gen
@@ -254,12 +270,14 @@ class TimingsPanel:
             self.status.value = line
             self._own = (self.status, *own)
             self._draw_gpu()
-        if mode not in ("sync", "off") and "being computed" in self.gpu_line \
-                and (self.bounding is None or not self.bounding.is_alive()):
+        # a redraw under way for records drawn before is stale: it ends at its
+        # next record, and one for these starts now
+        if mode not in ("sync", "off") and "being computed" in self.gpu_line:
             self.bounding = threading.Thread(target=self._bound_again, args=(kernel, gen),
                                              name="timings-bounds", daemon=True)
             self.bounding.start()
-        return tuple(figs)  # this machine's figures; the GPU's are in gpu_figures
+        self._drawn, self._figs = version, tuple(figs)
+        return self._figs  # this machine's figures; the GPU's are in gpu_figures
 
     def _draw_gpu(self) -> None:
         import ipywidgets as w

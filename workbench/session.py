@@ -402,6 +402,12 @@ class Session:
             self._rows_cache = (key, rows)
         return self._rows_cache[1]
 
+    def records_version(self) -> tuple | None:
+        """The version of this kernel's records in the store: equal versions
+        hold the same records (a view redraws only when it moved)."""
+        self._rows()
+        return self._rows_cache[0]
+
     def records(self):
         import pandas as pd
         return pd.DataFrame(self._rows())

@@ -10,6 +10,7 @@ from .data import (
                    gpu_dirs,
                    gpu_records,
                    gpu_rows,
+                   gpu_version,
                    redrawn,
                    status_line,
                    summaries,
@@ -42,7 +43,7 @@ from .run import (
 __all__ = ["NO_GPU_DATA", "STAGES", "Campaign", "CampaignOptions", "DrawnCache", "bounds_now",
            "cdf_svg", "current_bounds", "draw_ahead", "engine_fingerprint", "fig_5_1",
            "fig_5_1_by_population", "forced_table", "gpu_dirs",
-           "gpu_records", "gpu_rows",
+           "gpu_records", "gpu_rows", "gpu_version",
            "population", "redrawn", "report_only", "run_campaign", "soundness", "status_line",
            "summaries",
            "summarize", "table_6_2", "with_current_bounds", "write_report"]

@@ -45,6 +45,20 @@ def gpu_rows(kernel: str | None = None, sizes: dict | None = None) -> list[dict]
     return out
 
 
+def gpu_version() -> tuple:
+    """What `gpu_rows` reads, as (path, mtime, size) of every record file:
+    equal versions read the same rows (a view redraws only when it moved)."""
+    out = []
+    for d in gpu_dirs():
+        for f in sorted(d.glob("*.jsonl")):
+            try:
+                st = f.stat()
+            except OSError:
+                continue
+            out.append((str(f), st.st_mtime_ns, st.st_size))
+    return tuple(out)
+
+
 def gpu_records(kernel: str | None = None, sizes: dict | None = None):
     """`gpu_rows` as a pandas DataFrame (empty when there is no GPU data)."""
     import pandas as pd
@@ -101,5 +115,5 @@ def status_line() -> str:
     return "GPU data: " + ", ".join(parts)
 
 
-__all__ = ["NO_GPU_DATA", "gpu_dirs", "gpu_records", "gpu_rows", "redrawn", "status_line",
-           "summaries"]
+__all__ = ["NO_GPU_DATA", "gpu_dirs", "gpu_records", "gpu_rows", "gpu_version", "redrawn",
+           "status_line", "summaries"]
