@@ -272,13 +272,12 @@ def references(records) -> dict:
                 "records": len(v)} for k, v in by.items()}
 
 
-def _reference(row: dict, got: dict, builder: str, refs: dict) -> None:
+def _reference(row: dict, own: float | None, key: tuple, refs: dict) -> None:
     """`row`'s reference: the median over the folder's records of the kernel
-    (`references`), its range beside; the best record's own where the
-    folder holds no other."""
-    own = got.get("reference_median_ns")
-    ref = refs.get(_kernel_key(builder, got.get("sizes")))
-    row["reference_of_best_ns"] = own
+    and sizes `key` (`references`), its range beside; `own`, the reference
+    timed in the row's own runs, where the folder holds no other."""
+    ref = refs.get(key)
+    row["reference_own_ns"] = own
     row["reference_ns"] = ref["median_ns"] if ref else own
     row["reference_range_ns"] = (ref["min_ns"], ref["max_ns"]) if ref else None
     row["reference_records"] = ref["records"] if ref else (1 if own else 0)
@@ -303,7 +302,8 @@ def table_6_2(state: dict, target: dict | None = None, records=None) -> list:
                "evaluations": got.get("evaluations"), "sizes": got.get("sizes"),
                "thesis_best_ns": th_ours, "thesis_reference_ns": th_ref,
                "thesis_speedup": th_ref / th_ours}
-        _reference(row, got, KERNELS[label][0], refs)
+        _reference(row, got.get("reference_median_ns"),
+                   _kernel_key(KERNELS[label][0], got.get("sizes")), refs)
         if label == "axpy":
             _axpy_bandwidth(row, got.get("sizes"), target)
         rows.append(row)
@@ -325,7 +325,8 @@ def forced_table(state: dict, target: dict | None = None, records=None) -> list:
                "error": got.get("error"), "beat_ns": got.get("beat_ns"),
                "stopped": got.get("stopped")}
         builder = KERNELS.get(got.get("kernel"), (None,))[0]
-        _reference(row, got, builder, refs)
+        _reference(row, got.get("reference_median_ns"), _kernel_key(builder, got.get("sizes")),
+                   refs)
         if got.get("kernel") == "axpy":
             _axpy_bandwidth(row, got.get("sizes"), target)
         rows.append(row)
@@ -430,18 +431,14 @@ def expert_table(rows, records=()) -> list:
         ok = [r for r in rs if r.get("status") == "ok" and r.get("median_ns")]
         best = min((r["median_ns"] for r in ok), default=None)
         refs = [r["reference_median_ns"] for r in rs if r.get("reference_median_ns")]
-        over = every.get(_kernel_key(rs[0].get("kernel"), rs[0].get("sizes")))
-        ref = over["median_ns"] if over else statistics.median(refs) if refs else None
-        out.append({"label": label, "tiles": json.loads(tiles), "records": len(rs),
-                    "reference_own_ns": statistics.median(refs) if refs else None,
-                    "reference_records": over["records"] if over else len(refs),
-                    "ok": len(ok), "best_ns": best,
-                    "fastest_ns": min((min(r["times_ns"]) for r in ok), default=None),
-                    "bound_ns": min((r["bound_ns"] for r in rs if r.get("bound_ns")),
-                                    default=None),
-                    "reference": next((r["reference"] for r in rs if r.get("reference")), None),
-                    "reference_ns": ref,
-                    "speedup": ref / best if ref and best else None})
+        row = {"label": label, "tiles": json.loads(tiles), "records": len(rs),
+               "ok": len(ok), "best_ns": best,
+               "fastest_ns": min((min(r["times_ns"]) for r in ok), default=None),
+               "bound_ns": min((r["bound_ns"] for r in rs if r.get("bound_ns")), default=None),
+               "reference": next((r["reference"] for r in rs if r.get("reference")), None)}
+        _reference(row, statistics.median(refs) if refs else None,
+                   _kernel_key(rs[0].get("kernel"), rs[0].get("sizes")), every)
+        out.append(row)
     return out
 
 
@@ -493,6 +490,11 @@ def _ref_md(r: dict) -> str:
     if lo_hi and n > 1:
         text += f" (median of {n}: {_ns(lo_hi[0])}–{_ns(lo_hi[1])})"
     return text
+
+
+def fmt_speedup(v) -> str:
+    """A speed-up as the tables print it (— where nothing was measured)."""
+    return "—" if v is None else f"{v:.2f}×"
 
 
 def _pct(v) -> str:
@@ -576,7 +578,7 @@ def markdown(s: dict) -> str:
               "| kernel | evaluations | ours | reference | speed-up | thesis (K4000) | goal |",
               "|---|---|---|---|---|---|---|"]
     for r in s["table_6_2"]:
-        speedup = "—" if r["speedup"] is None else f"{r['speedup']:.2f}×"
+        speedup = fmt_speedup(r["speedup"])
         extra = (f" ({_pct(r['share_of_copy_bandwidth'])} of copy bandwidth)"
                  if r.get("share_of_copy_bandwidth") else "")
         lines.append(f"| {r['kernel']} | {r['evaluations'] or '—'} | {_ns(r['best_ns'])} | "
@@ -598,7 +600,7 @@ def markdown(s: dict) -> str:
                 lines.append(f"| {r['plan']} | — | — | does not apply: {r['error'][:120]} "
                              "| — | — | — |")
                 continue
-            speedup = "—" if r["speedup"] is None else f"{r['speedup']:.2f}×"
+            speedup = fmt_speedup(r["speedup"])
             extra = (f" ({_pct(r['share_of_copy_bandwidth'])} of copy bandwidth)"
                      if r.get("share_of_copy_bandwidth") else "")
             plan = r["plan"]
@@ -615,12 +617,11 @@ def markdown(s: dict) -> str:
                   "speed-up |", "|---|---|---|---|---|---|---|---|"]
         for x in s["expert"]:
             tiles = ", ".join(f"{k} {v}" for k, v in (x["tiles"] or {}).items()) or "—"
-            speedup = "—" if x["speedup"] is None else f"{x['speedup']:.2f}×"
+            speedup = fmt_speedup(x["speedup"])
             lines.append(f"| {x['label']} | {tiles} | {x['ok']} of {x['records']} | "
                          f"{_ns(x['best_ns'])} | {_ns(x['fastest_ns'])} | {_ns(x['bound_ns'])} "
-                         f"| {x['reference']} {_ns(x['reference_ns'])}"
-                         + (f" (median of {x['reference_records']}; its own runs "
-                            f"{_ns(x['reference_own_ns'])})"
+                         f"| {x['reference']} {_ref_md(x)}"
+                         + (f"; its own runs {_ns(x['reference_own_ns'])}"
                             if x.get("reference_records", 0) > 1
                             and x.get("reference_own_ns") != x["reference_ns"] else "")
                          + f" | {speedup} |")

@@ -103,28 +103,40 @@ def _thesis_root(o: CampaignOptions, label: str) -> tuple[Candidate, dict]:
     return Candidate.root(build_kernel(builder, sizes)), sizes
 
 
-def stage_search(camp: Campaign) -> None:
-    from ..search import thesis as th
+def _each_item(camp: Campaign, stage: str, key: str, items: list, name_of, run_one) -> None:
+    """The loop of the stages that search: each unfinished item in turn with
+    an equal share of the stage's time left, its result saved as it comes (a
+    stage cut off resumes from it), then the stage's status. `run_one(item,
+    time_s, rows, results)` gives an item's result."""
     t0 = time.monotonic()
-    o = camp.options
-    labels = list(o.thesis_kernels or th.KERNELS)
-    results = camp.state.setdefault("stages", {}).setdefault("search", {}).get("kernels", {})
-    todo = [x for x in labels if not results.get(x, {}).get("finished")]
-    end = camp.stage_deadline("search")
+    results = camp.state.setdefault("stages", {}).setdefault(stage, {}).get(key, {})
+    todo = [x for x in items if not results.get(name_of(x), {}).get("finished")]
+    end = camp.stage_deadline(stage)
     rows = camp.store.rows()
-    for i, label in enumerate(todo):
+    for i, item in enumerate(todo):
         time_s = max(1.0, (end - time.monotonic()) / (len(todo) - i))
-        if time.monotonic() > end and not o.quick:
+        if time.monotonic() > end and not camp.options.quick:
             break
-        root, sizes = _thesis_root(o, label)
-        results[label] = {**_search(camp, root, f"campaign-{label.replace(' ', '_')}-{o.seed}",
-                                    time_s, rows), "sizes": sizes}
-        camp.state["stages"]["search"]["kernels"] = results
+        name = name_of(item)
+        got = results[name] = run_one(item, time_s, rows, results)
+        camp.state["stages"][stage][key] = results
         camp.save()
-        camp.note(f"search {label}: {results[label]['evaluations']} evaluations, "
-                  f"best {results[label]['best_ns']} ns")
-    complete = all(results.get(x, {}).get("finished") for x in labels)
-    camp.finish("search", "done" if complete else "partial", t0, kernels=results)
+        camp.note(f"{stage} {name}: {got.get('evaluations')} evaluations, best "
+                  f"{got.get('best_ns')} ns{' ' + got['error'] if got.get('error') else ''}")
+    complete = all(results.get(name_of(x), {}).get("finished") for x in items)
+    camp.finish(stage, "done" if complete else "partial", t0, **{key: results})
+
+
+def stage_search(camp: Campaign) -> None:
+    """A TAG search per thesis kernel at the thesis's sizes (Table 6.2)."""
+    from ..search import thesis as th
+    o = camp.options
+
+    def one(label, time_s, rows, _results):
+        root, sizes = _thesis_root(o, label)
+        return {**_search(camp, root, f"campaign-{label.replace(' ', '_')}-{o.seed}", time_s,
+                          rows), "sizes": sizes}
+    _each_item(camp, "search", "kernels", list(o.thesis_kernels or th.KERNELS), str, one)
 
 
 def plan_name(label: str, recipe: str, options: dict) -> str:
@@ -171,46 +183,29 @@ def stage_forced(camp: Campaign) -> None:
     search beat the expert? A recipe that does not apply to this space is
     recorded, not raised."""
     from ..recipes import forced_candidate
-    t0 = time.monotonic()
     o = camp.options
-    items = _forced_items(forced_plans(o))
-    results = camp.state.setdefault("stages", {}).setdefault("forced", {}).get("plans", {})
-    todo = [p for p in items if not results.get(item_name(*p), {}).get("finished")]
-    end = camp.stage_deadline("forced")
-    rows = camp.store.rows()
-    for i, (label, recipe, opts) in enumerate(todo):
-        name = item_name(label, recipe, opts)
-        time_s = max(1.0, (end - time.monotonic()) / (len(todo) - i))
-        if time.monotonic() > end and not o.quick:
-            break
+
+    def one(item, time_s, rows, results):
+        label, recipe, opts = item
         root, sizes = _thesis_root(o, label)
         row = {"kernel": label, "recipe": recipe, "options": opts, "sizes": sizes}
-        digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+        digest = hashlib.sha256(item_name(*item).encode()).hexdigest()[:8]
         base = f"forced-{label.replace(' ', '_')}-{recipe}-{digest}-{o.seed}"
         if recipe == BELOW:
             best = [r["best_ns"] for r in results.values()
                     if r.get("kernel") == label and r.get("recipe") != BELOW and r.get("best_ns")]
             if not best:
-                results[name] = {**row, "error": "no recipe of this kernel was measured",
-                                 "finished": True}
-            else:
-                results[name] = {**row, **_search(camp, root, base, time_s, rows,
-                                                  beat_ns=min(best)),
-                                 "beat_ns": min(best), "open_choices": len(root.choices())}
-        else:
-            try:
-                start = forced_candidate(root, recipe, **opts)
-            except WorkbenchError as exc:
-                results[name] = {**row, "error": str(exc), "finished": True}
-            else:
-                results[name] = {**row, **_search(camp, start, base, time_s, rows),
-                                 "open_choices": len(start.choices())}
-        camp.state["stages"]["forced"]["plans"] = results
-        camp.save()
-        camp.note(f"forced {name}: {results[name].get('evaluations')} evaluations, "
-                  f"best {results[name].get('best_ns')} ns {results[name].get('error', '')}")
-    complete = all(results.get(item_name(*p), {}).get("finished") for p in items)
-    camp.finish("forced", "done" if complete else "partial", t0, plans=results)
+                return {**row, "error": "no recipe of this kernel was measured", "finished": True}
+            return {**row, **_search(camp, root, base, time_s, rows, beat_ns=min(best)),
+                    "beat_ns": min(best), "open_choices": len(root.choices())}
+        try:
+            start = forced_candidate(root, recipe, **opts)
+        except WorkbenchError as exc:
+            return {**row, "error": str(exc), "finished": True}
+        return {**row, **_search(camp, start, base, time_s, rows),
+                "open_choices": len(start.choices())}
+    _each_item(camp, "forced", "plans", _forced_items(forced_plans(o)),
+               lambda item: item_name(*item), one)
 
 
 __all__ = ["BELOW", "QUICK_FORCED", "forced_plans", "item_name", "plan_name", "stage_forced",

@@ -158,6 +158,7 @@ def _est(d: dict) -> str:
 
 def render(result: dict) -> str:
     """Plain-text tables, ours beside the thesis's."""
+    from ..campaign.report import fmt_speedup  # the campaign's tables print it so
     out = []
     if "table_6_1" in result:
         out.append("Table 6.1 — space size and depth (ours | thesis)")
@@ -172,7 +173,7 @@ def render(result: dict) -> str:
         out.append(f"  {result['table_6_2']['status']}")
         for device, rows in result["table_6_2"]["campaigns"].items():
             for r in rows:
-                sp = "—" if r.get("speedup") is None else f"{r['speedup']:.2f}×"
+                sp = fmt_speedup(r.get("speedup"))
                 out.append(f"  {device} {r['kernel']:<15} best {_fmt(r.get('best_ns'))} ns, "
                            f"reference {_fmt(r.get('reference_ns'))} ns: {sp} | "
                            f"{r['thesis_speedup']:.2f}×")
@@ -181,7 +182,7 @@ def render(result: dict) -> str:
                 got = (f"does not apply: {r['error']}" if r.get("error") else
                        f"best {_fmt(r.get('best_ns'))} ns, reference "
                        f"{_fmt(r.get('reference_ns'))} ns: "
-                       + ("—" if r.get("speedup") is None else f"{r['speedup']:.2f}×"))
+                       + fmt_speedup(r.get("speedup")))
                 out.append(f"  {device} forced {r['plan']}: {got}")
     if "table_6_3" in result:
         out.append("Table 6.3 — pruning the first 10 levels (ours, by choice order | thesis)")
