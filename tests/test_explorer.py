@@ -221,7 +221,9 @@ def test_fusion_tab_shows_the_graph_why_and_footprints(kernel):
     from widgets.explorer import Tab
     e = CandidateExplorer(kernel, store=None, backend="cpu", lookahead="off")
     e.tabs.selected_index = Tab.FUSION
-    fig, info = e.fusion_box.children
+    out, info = e.fusion_box.children
+    fig = out.figure  # drawn by the page's plotly renderer (widgets.figures)
+    assert out.outputs[0]["data"]["application/vnd.plotly.v1+json"]["data"]
     assert "cannot fuse" in info.value and "violates" in info.value
     assert "ld_a-&gt;mad" in info.value or "ld_a->mad" in info.value
     names = set(fig.data[-1].hovertext)

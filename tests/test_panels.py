@@ -273,6 +273,28 @@ def test_sparsity_and_fusion_keep_their_figures_while_a_decision_leaves_them(ker
     assert before != text.value or "open sizes" in before
 
 
+def test_figures_never_updated_in_place_are_not_figure_widgets(kernel, tmp_path):
+    """Every FigureWidget sends the page its own 5 MB copy of plotly.js: the
+    Timings tab's seven took 8.6 s to open in Chromium (2.5 s as figures
+    the page's plotly renderer draws). Only figures updated in place (the
+    Domains grids, the Search progress) may be widgets."""
+    import plotly.graph_objects as go
+    store = RecordStore(tmp_path / "runs.jsonl")
+    s = Session(wb.Candidate.root(kernel), store=store)
+    s.new_branch("fixed", random_fixed(wb.Candidate.root(kernel), random.Random(2)))
+    e = CandidateExplorer(s, backend="cpu", lookahead="off")
+    e.check_current()
+    for tab in (Tab.TIMINGS, Tab.SPARSITY, Tab.FUSION):
+        e.tabs.selected_index = tab
+        kids = e.panels[tab].box.children
+        assert not any(isinstance(k, go.FigureWidget) for k in kids), tab
+        plots = [k for k in kids if hasattr(k, "figure")]
+        assert plots, tab
+        for k in plots:
+            bundle = k.outputs[0]["data"]["application/vnd.plotly.v1+json"]
+            assert bundle["data"] and bundle["layout"], tab
+
+
 def test_long_code_is_shown_plain():
     """Random candidates unroll into thousands of lines: coloured, 4,400
     took 0.5 s and 2.3 MB of HTML a visit; past HIGHLIGHT_LINES the Code tab

@@ -9,6 +9,8 @@ import html
 
 from workbench.errors import WorkbenchError
 
+from .figures import figure_output
+
 
 class FusionPanel:
     def __init__(self, ex):
@@ -22,9 +24,8 @@ class FusionPanel:
 
     def show(self):
         """The graph's figure (None where the kernel has no polyhedral
-        program: a message instead)."""
+        program: a message instead); the page shows it as a `figure_output`."""
         import ipywidgets as w
-        import plotly.graph_objects as go
 
         from workbench.poly import fusion_report
 
@@ -45,14 +46,14 @@ class FusionPanel:
         if key == self._key:  # the kernel's graph on show stands; the footprints follow
             if self._text.value != text:
                 self._text.value = text
-            return self._graph
-        # the graph is the kernel's: a decision leaves it, and a new widget
-        # (drawn again by the page) took 1.2 s a click in Chromium
-        self._graph = go.FigureWidget(fcg_figure(rep.graph, rep.colouring))
+            return self._graph.figure
+        # the graph is the kernel's: a decision leaves it (a new widget, drawn
+        # again by the page, took 1.2 s a click in Chromium)
+        self._graph = figure_output(fcg_figure(rep.graph, rep.colouring))
         self._text = w.HTML(text)
         self.box.children = [self._graph, self._text]
         self._key = key
-        return self._graph
+        return self._graph.figure
 
 
 def fusion_html(rep) -> str:

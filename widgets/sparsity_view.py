@@ -12,6 +12,8 @@ import time
 
 from workbench.errors import WorkbenchError
 
+from .figures import figure_output
+
 
 class SparsityPanel:
     def __init__(self, ex):
@@ -30,7 +32,6 @@ class SparsityPanel:
         """The heatmap figure (None where the kernel has no volume model or
         a rank-1 output: a message instead)."""
         import islpy as isl
-        import plotly.graph_objects as go
 
         from workbench.volume import Program, regions
         from workbench.volume.kernels import tile_sizes, volume_spec
@@ -62,7 +63,7 @@ class SparsityPanel:
         fig = region_heatmap(reg, {d: 0 for d in range(n - 2)}, (-2, -1), sizes,
                              title=f"{reg.output}: tiles {sizes}"
                                    f"{'' if fixed else ' (smallest still possible)'}")
-        widget = go.FigureWidget(fig)
+        widget = figure_output(fig)
         self.last_show_s = time.perf_counter() - t0
         self.status.value = (f"<span style='color:#888;font-size:85%'>drawn in "
                              f"{self.last_show_s:.1f} s</span>")

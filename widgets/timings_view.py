@@ -19,6 +19,8 @@ import numpy as np
 
 from workbench.model.justification import fmt_time
 
+from .figures import figure_output
+
 
 def _references(df) -> dict:
     """Median reference time (ns) per reference name, over the records the
@@ -149,7 +151,10 @@ def gpu_timing_figures(kernel=None, widget: bool = True, *, bounds: str = "now",
         return line, []
     figs, said = [], []
     for folder in dict.fromkeys(r["gpu_dir"] for r in rows):
-        part = [r for r in rows if r["gpu_dir"] == folder]
+        # in the order they were measured (a folder's record files are read one
+        # after another: the expert's first would have led "best against evaluations")
+        part = sorted((r for r in rows if r["gpu_dir"] == folder),
+                      key=lambda r: str(r.get("timestamp") or ""))
         if bounds != "recorded":
             now = {_row_key(r): r for r in bounds_now(part, compute=bounds == "now",
                                                       stop=stop)}
@@ -249,7 +254,7 @@ class TimingsPanel:
         self.box.children = [self.status]
         s, backend = self._ex.session, self._ex.backend
         df, self.hidden = self.records()
-        figs = timing_figures(df)
+        figs = timing_figures(df, widget=False)
         ok = df[df["status"] == "ok"] if len(df) and "status" in df else df
         self.best_ns = (float(ok["median_ns"].min()) if len(ok) and "median_ns" in ok
                         and ok["median_ns"].notna().any() else None)
@@ -258,7 +263,7 @@ class TimingsPanel:
         line = (f"records measured by <b>{where}</b>: {len(df)}, best measured <b>{best}</b>"
                 + (f"; {self.hidden} record{'s' * (self.hidden != 1)} of other backends or "
                    "targets hidden" if self.hidden else ""))
-        own = figs or [w.HTML(
+        own = [figure_output(f) for f in figs] or [w.HTML(
             "<i>no measurement of this kernel yet on this backend: fix a candidate and "
             "Run, or Search</i>")]
         kernel = s.root.problem.root_problem.kernel
@@ -266,7 +271,7 @@ class TimingsPanel:
             self._gen += 1
             gen = self._gen
             self.gpu_line, self.gpu_figures = gpu_timing_figures(
-                kernel, bounds="now" if mode == "sync" else "cached")
+                kernel, widget=False, bounds="now" if mode == "sync" else "cached")
             self.status.value = line
             self._own = (self.status, *own)
             self._draw_gpu()
@@ -282,7 +287,7 @@ class TimingsPanel:
     def _draw_gpu(self) -> None:
         import ipywidgets as w
         self.box.children = (*self._own, w.HTML(f"<i>{html.escape(self.gpu_line)}</i>"),
-                             *self.gpu_figures)
+                             *(figure_output(f) for f in self.gpu_figures))
 
     def _bound_again(self, kernel, gen: int) -> None:
         """Bound the GPU records again (filling the cache), then redraw their
@@ -290,7 +295,7 @@ class TimingsPanel:
         def stale() -> bool:
             return self._closed or gen != self._gen
         try:
-            got = gpu_timing_figures(kernel, bounds="now", stop=stale)
+            got = gpu_timing_figures(kernel, widget=False, bounds="now", stop=stale)
         except Exception as exc:  # noqa: BLE001 - said on the tab, not lost in a thread
             got = (f"{self.gpu_line}; bounding again failed: {type(exc).__name__}: {exc}",
                    self.gpu_figures)
