@@ -365,14 +365,16 @@ def test_force_recipe_takes_a_whole_plan_and_undo_walks_it_back(kernel, tmp_path
         assert isinstance(e.force_recipe(k), wb.WorkbenchError)
         assert len(e.session.cand.trail) == n and plan_name(recipe, options) in e.status.value
     e.undo_b.click()
-    seen: list = []  # the status line while the recipe is being forced
-    forcing = e.session.force_recipe
-    e.session.force_recipe = lambda r, **o: (seen.append(e.status.value), forcing(r, **o))[1]
+    seen: list = []  # the status line while the recipe is being forced, as the page gets it
+    e.status.observe(lambda ch: seen.append(ch["new"]), names="value")
     e.recipe_dd.value = 0
     e.recipe_b.click()
-    assert seen and "forcing register_tiled_matmul(" in seen[0]
+    assert "forcing register_tiled_matmul(" in seen[0] and "0 decisions taken" in seen[0]
     recipe, options = e._plans[0]
     want = forced_candidate(root, recipe, **options)
+    counts = [int(m.group(1)) for v in seen for m in [re.search(r"(\d+) decisions? taken", v)]
+              if m]
+    assert counts == list(range(len(want.trail) - len(root.trail) + 1))  # one line a decision
     assert e.session.cand.digest() == want.digest() and e.recipe_b.disabled == want.is_fixed
     hist = e.session.branch.history
     assert all(len(c.trail) == i for i, c in enumerate(hist))

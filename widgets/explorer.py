@@ -239,10 +239,15 @@ class CandidateExplorer:
             return None
         recipe, options = self._plans[index]
         # tens of decisions and their lowerings: up to seconds, said at once
-        # (the status line's class kept: a page reads the line by it)
-        self.status.value = (f"<span class='wb-status'><i>forcing "
-                             f"{html.escape(plan_name(recipe, options))} …</i></span>")
-        return self.do(lambda: self.session.force_recipe(recipe, **options))
+        # and counted as they are taken (the status line's class kept: a page
+        # reads the line by it)
+        name = html.escape(plan_name(recipe, options))
+
+        def said(k: int = 0) -> None:
+            self.status.value = (f"<span class='wb-status'><i>forcing {name} … "
+                                 f"{_plural(k, 'decision')} taken</i></span>")
+        said()
+        return self.do(lambda: self.session.force_recipe(recipe, on_step=said, **options))
 
     def force(self, choice: str, objects, value) -> None:
         """What a click on a value does; a value that dead-ends is explained."""

@@ -173,11 +173,12 @@ def plans(kernel) -> list[tuple[str, dict]]:
     return out
 
 
-def _steps(cand, decisions, name: str | None = None) -> list[tuple]:
+def _steps(cand, decisions, name: str | None = None, on_step=None) -> list[tuple]:
     """(Decision, the candidate after it) for each (choice, objects, value)
     of `decisions` in turn, those propagation has already settled left out.
     A refused one raises as `cand.decide` does, or, with a plan's `name`,
-    WorkbenchError naming the plan and the decision as the explorer names it."""
+    WorkbenchError naming the plan and the decision as the explorer names it.
+    `on_step(k)` is told each time k decisions have been taken."""
     from .candidate import Decision
     from .names import decision_label
     out = []
@@ -195,21 +196,27 @@ def _steps(cand, decisions, name: str | None = None) -> list[tuple]:
                                  f"{exc}") from None
         cand = nxt
         out.append((d, cand))
+        if on_step is not None:
+            on_step(len(out))
     return out
 
 
-def recipe_steps(cand, recipe: str, **options) -> list[tuple]:
+def recipe_steps(cand, recipe: str, *, on_step=None, **options) -> list[tuple]:
     """(Decision, the candidate after it) for each decision that forces the
     named recipe on `cand`, in order — its own, then those on what its
     lowerings add — those propagation has already settled left out. Raises
     WorkbenchError naming the recipe and the decision that does not apply;
-    `cand` is unchanged (candidates are immutable)."""
+    `cand` is unchanged (candidates are immutable). `on_step(k)`: told each
+    time k decisions have been taken (a recipe takes seconds on large
+    kernels)."""
     if recipe not in RECIPES:
         raise WorkbenchError(f"unknown recipe {recipe!r}: use one of {', '.join(RECIPES)}")
     name = plan_name(recipe, options)
-    steps = _steps(cand, RECIPES[recipe](cand.kernel, **options), name)
+    steps = _steps(cand, RECIPES[recipe](cand.kernel, **options), name, on_step)
     after = steps[-1][1] if steps else cand
-    return steps + _steps(after, lowered_decisions(after.kernel), name)
+    done = len(steps)
+    return steps + _steps(after, lowered_decisions(after.kernel), name,
+                          None if on_step is None else (lambda k: on_step(done + k)))
 
 
 def forced_candidate(root, recipe: str, **options):

@@ -293,15 +293,17 @@ class Session:
             steps.append((steps[-1] if steps else self.cand).decide(d))
         return self._push(steps)
 
-    def force_recipe(self, recipe: str, **options) -> Candidate:
+    def force_recipe(self, recipe: str, *, on_step=None, **options) -> Candidate:
         """Force a named recipe (`recipes.RECIPES`) on the current candidate,
         each of its decisions a step (undo walks back), those propagation has
         settled left out. All or nothing: a decision the candidate refuses
         (an earlier decision of the person's may rule it out) raises
-        WorkbenchError naming it, and nothing changes."""
+        WorkbenchError naming it, and nothing changes. `on_step(k)` is told
+        each time k decisions have been taken."""
         from .recipes import recipe_steps
         # raises before any change
-        return self._push([c for _, c in recipe_steps(self.cand, recipe, **options)])
+        return self._push([c for _, c in recipe_steps(self.cand, recipe, on_step=on_step,
+                                                      **options)])
 
     def explain(self, choice=None, decision=None, stop=None):
         """Why `decision` dead-ends here, or why every value of the open
