@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ..paths import data_dir
 from ..runtime.records import RecordStore
+from ..search.thesis import fmt_speedup
 
 # thesis Fig. 5.1: share of implementations within 10× of their bound
 THESIS_FIG_5_1_WITHIN_10X = 0.70
@@ -490,11 +491,6 @@ def _ref_md(r: dict) -> str:
     if lo_hi and n > 1:
         text += f" (median of {n}: {_ns(lo_hi[0])}–{_ns(lo_hi[1])})"
     return text
-
-
-def fmt_speedup(v) -> str:
-    """A speed-up as the tables print it (— where nothing was measured)."""
-    return "—" if v is None else f"{v:.2f}×"
 
 
 def _pct(v) -> str:

@@ -156,9 +156,14 @@ def _est(d: dict) -> str:
     return f"{_fmt(d['value'])} ± {_fmt(d['ci95'])}"
 
 
+def fmt_speedup(v) -> str:
+    """A speed-up as the tables print it (— where nothing was measured); the
+    campaign's report prints its own so."""
+    return "—" if v is None else f"{v:.2f}×"
+
+
 def render(result: dict) -> str:
     """Plain-text tables, ours beside the thesis's."""
-    from ..campaign.report import fmt_speedup  # the campaign's tables print it so
     out = []
     if "table_6_1" in result:
         out.append("Table 6.1 — space size and depth (ours | thesis)")
@@ -241,5 +246,5 @@ def reproduce(tables=("6.1", "6.2", "6.3", "order"), labels=tuple(KERNELS), prob
     return result
 
 
-__all__ = ["KERNELS", "THESIS_6_1", "THESIS_6_2", "THESIS_6_3", "gpu_table_6_2", "kernel_rows",
-           "order_experiment", "render", "reproduce"]
+__all__ = ["KERNELS", "THESIS_6_1", "THESIS_6_2", "THESIS_6_3", "fmt_speedup", "gpu_table_6_2",
+           "kernel_rows", "order_experiment", "render", "reproduce"]
