@@ -124,7 +124,8 @@ def test_a_listed_value_that_lowers_finds_its_problem_built(kernel):
         assert e.wait_lookahead(240)
         cand = e.session.cand
         lowering = [(ch, o) for ch in e.choices._shown[1]
-                    for o in e.choices._labels[(cand.digest(), ch.name, ch.objects)][1]
+                    for o in e.choices._labels[(e.choices._seen_as(cand), ch.name,
+                                                ch.objects)][1]
                     if o.lowering]
         assert lowering, "no listed value lowers anything"
         assert e.choices._ahead == {o.lowering for _, o in lowering}
@@ -383,3 +384,49 @@ def test_force_recipe_takes_a_whole_plan_and_undo_walks_it_back(kernel, tmp_path
     none = CandidateExplorer(wb.kernels.batched_matmul(4, 8, 8, 4), store=None, backend="cpu",
                              lookahead="off")
     assert none.recipe_box.layout.display == "none"
+
+
+def test_a_list_whose_values_all_read_one_bound_says_why():
+    """A first visit on the CPU table: every button of the root read the
+    same bound (0 of matmul 256's 1,013 choices move it there, 290 on
+    h200's) and nothing said why. The list says so, and where to look;
+    where the values differ it says nothing of the kind."""
+    e = CandidateExplorer(wb.kernels.matmul(m=64, n=64, k=32), store=None, backend="cpu",
+                          lookahead="sync")
+    try:
+        for target in (e.session.target, "h200"):
+            e.do(e.session.set_target, target)
+            cand, listed = e.choices._shown
+            bounds = {round(o.bound_ns, 3) for ch in listed
+                      for o in e.session.options(ch.name, ch.objects, cand)
+                      if o.bound_ns is not None}
+            said = "every value listed gives the same bound" in e.choices.view.note
+            assert said == (len(bounds) == 1), (target, len(bounds))
+            if target == "h200":
+                assert len(bounds) > 1 and not said  # the GPU table tells them apart
+            e.choices.hint.value = True  # ranking asked for: the ranking's own note instead
+            assert "every value listed" not in e.choices.view.note
+            e.choices.hint.value = False
+    finally:
+        e.close()
+
+
+def test_switching_the_target_relabels_every_value(kernel):
+    """The labels were kept by candidate alone: after "bound on" moved from
+    the CPU table to h200, the status line read 78.79 ns and every button
+    still the CPU's 14.51 µs."""
+    from workbench.model.justification import fmt_time
+    e = CandidateExplorer(kernel, store=None, backend="cpu", lookahead="sync")
+    try:
+        for target in ("h200", "kepler_k4000", "h200"):
+            e.target_dd.value = target  # as the menu does
+            assert e.session.target == target
+            cand, listed = e.choices._shown
+            row = e.choices.view.rows[0]
+            want = {o.value: o.bound_ns for o in e.session.options(listed[0].name,
+                                                                   listed[0].objects, cand)}
+            for v in row["values"]:
+                if want.get(v["v"]) is not None:
+                    assert fmt_time(want[v["v"]], 4) in v["text"], (target, v)
+    finally:
+        e.close()

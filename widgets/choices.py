@@ -9,7 +9,7 @@ look-ahead that labels the values runs, by `lookahead` mode:
   click stops it;
 - "background": in a thread of the kernel (the worker's fallback);
 - "sync": before `refresh` returns (tests, scripts); "off": never.
-Labels are kept by candidate digest: going back to a candidate shows them
+Labels are kept by target and candidate digest: going back to a candidate shows them
 at once.
 """
 
@@ -97,11 +97,13 @@ class ChoicesPanel:
         self.gen = 0  # bumped by every refresh and click: a stale look-ahead stops
         self.last_lookahead_ms = 0.0  # refresh → every listed value has its child bound
         self.last_proof_ms = 0.0  # refresh → proofs done
-        self._labels: dict = {}  # (digest, choice, objects) -> (phase, [Option])
+        # ((target, digest), choice, objects) -> (phase, [Option]): bounds are
+        # the target's (a label kept across "bound on" showed the other table's)
+        self._labels: dict = {}
         self._listed: dict = {}  # key -> Choice on show
         self._shown: tuple = (None, [])  # (candidate, listed choices)
         self._note = ""  # the list's own note (ranking, fixed, no match)
-        self._jobs: dict = {}  # gen -> (digest, t0, final phase)
+        self._jobs: dict = {}  # gen -> ((target, digest), t0, final phase)
         self._done = threading.Condition()
         self._done_gen = 0
         self._lock = threading.RLock()
@@ -127,6 +129,11 @@ class ChoicesPanel:
         self.view.on_event(self._on_event)
         self.widget = w.VBox([w.HBox([self.filter, self.hint]), self.view],
                              layout=w.Layout(width="46%"))
+
+    def _seen_as(self, cand) -> tuple:
+        """What a candidate's labels are kept under: the target the bounds
+        are on, and the candidate."""
+        return (self._ex.session.target, cand.digest())
 
     # ------------------------------------------------------------ listing
     def listed(self, chs: list, cand) -> tuple[list, str]:
@@ -164,7 +171,7 @@ class ChoicesPanel:
         return [(r.choice, r.objects) for r in ranked if r.spread_ns > 0]
 
     def _row(self, cand, ch) -> dict:
-        got = self._labels.get((cand.digest(), ch.name, ch.objects))
+        got = self._labels.get((self._seen_as(cand), ch.name, ch.objects))
         by_value = {o.value: o for o in got[1]} if got else {}
         return {"key": choice_key(ch.name, ch.objects),
                 "label": choice_label(cand, ch.name, ch.objects),
@@ -180,7 +187,7 @@ class ChoicesPanel:
         candidate, choices still to label) for `start_lookahead`."""
         with self._lock:
             self.gen += 1
-            gen, digest = self.gen, cand.digest()
+            gen, digest = self.gen, self._seen_as(cand)
             open_choices = cand.choices()
             listed, note = self.listed(open_choices, cand) if open_choices else ([], "")
             self._listed = {choice_key(c.name, c.objects): c for c in listed}
@@ -195,6 +202,8 @@ class ChoicesPanel:
                 f = html.escape(self.filter.value)
                 note = f"<i>no open choice matches the filter {f!r}</i>"
             self._note = note  # what the list says; progress is appended to it
+            if listed and not pending:  # labelled from the cache: said at once
+                self._note = "<br>".join(x for x in (note, self._all_alike(gen)) if x)
             progress = "<span class='wb-spin'></span> computing each value's child bound…" \
                 if pending and listed and self.lookahead != "off" else ""
             more = len(open_choices) - len(listed)
@@ -253,7 +262,7 @@ class ChoicesPanel:
     def start_lookahead(self, gen: int, cand, pending: list) -> None:
         if not pending or self.lookahead == "off":
             return
-        self._jobs[gen] = (cand.digest(), time.perf_counter(), self._final(), 1)
+        self._jobs[gen] = (self._seen_as(cand), time.perf_counter(), self._final(), 1)
         for old in [g for g in self._jobs if g < gen - 8]:
             del self._jobs[old]
         for key in [k for k in self._phases if k[0] < gen - 8]:
@@ -340,10 +349,39 @@ class ChoicesPanel:
                 self._ahead |= new
                 self._prebuild.offer(cand, sorted(self._ahead, key=sorted))
 
+    def _all_alike(self, gen: int) -> str:
+        """A note when every value listed gives one and the same child bound
+        (a first visit on a CPU table: 0 of matmul 256's 1,013 root choices
+        move it there, 290 on h200's), saying why and where to look; ""
+        otherwise."""
+        with self._lock:
+            if gen != self.gen:
+                return ""
+            cand, listed = self._shown
+            bounds = set()
+            for ch in listed:
+                got = self._labels.get((self._seen_as(cand), ch.name, ch.objects))
+                if not got:
+                    return ""
+                bounds |= {round(o.bound_ns, 3) for o in got[1] if o.bound_ns is not None}
+        if len(bounds) != 1 or self.hint.value:
+            return ""
+        target = html.escape(str(self._ex.session.target or "the default table"))
+        return (f"<i>every value listed gives the same bound on {target}: each can still "
+                "reach it. Tick <b>most discriminating first</b> for the choices that move "
+                "it, or pick a GPU table in <b>bound on</b>.</i>")
+
     def _phase_done(self, gen: int, phase: int, t0: float, final: int) -> None:
         ms = (time.perf_counter() - t0) * 1e3
         if phase == 0:
             self.last_lookahead_ms = ms
+            alike = self._all_alike(gen)
+            if alike:
+                with self._lock:  # the list's own note: it stays when the progress goes
+                    if gen == self.gen:
+                        self._note = "<br>".join(x for x in (self._note, alike) if x)
+                if final == 0:
+                    self._redraw(gen)
             if final > 0 and gen == self.gen:
                 self._redraw(gen, "<span class='wb-spin'></span> bounds done; looking for "
                                   "implementations below each value…")
@@ -356,7 +394,7 @@ class ChoicesPanel:
         if gen == self.gen:
             cand, listed = self._shown
             for ch in listed:
-                got = self._labels.get((cand.digest(), ch.name, ch.objects))
+                got = self._labels.get((self._seen_as(cand), ch.name, ch.objects))
                 if got and got[1] and all(o.status == DEAD for o in got[1]):
                     self._ex.show_stuck(ch, gen=gen)
                     break
@@ -371,7 +409,7 @@ class ChoicesPanel:
         """The look-ahead in this interpreter (sync and background modes);
         stops as soon as a newer refresh has made `cand` stale."""
         t0 = time.perf_counter()
-        session, digest = self._ex.session, cand.digest()
+        session, digest = self._ex.session, self._seen_as(cand)
         stale = lambda: gen != self.gen  # noqa: E731
         final = self._final()
         for phase, prove_s in enumerate((0.0, self.prove_s)[:final + 1]):
