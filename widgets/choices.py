@@ -203,7 +203,7 @@ class ChoicesPanel:
                 note = f"<i>no open choice matches the filter {f!r}</i>"
             self._note = note  # what the list says; progress is appended to it
             if listed and not pending:  # labelled from the cache: said at once
-                self._note = "<br>".join(x for x in (note, self._all_alike(gen)) if x)
+                self._note_alike(gen)
             progress = "<span class='wb-spin'></span> computing each value's child bound…" \
                 if pending and listed and self.lookahead != "off" else ""
             more = len(open_choices) - len(listed)
@@ -349,39 +349,36 @@ class ChoicesPanel:
                 self._ahead |= new
                 self._prebuild.offer(cand, sorted(self._ahead, key=sorted))
 
-    def _all_alike(self, gen: int) -> str:
-        """A note when every value listed gives one and the same child bound
-        (a first visit on a CPU table: 0 of matmul 256's 1,013 root choices
-        move it there, 290 on h200's), saying why and where to look; ""
-        otherwise."""
+    def _note_alike(self, gen: int) -> bool:
+        """When every value listed gives one and the same child bound (a first
+        visit on a CPU table: 0 of matmul 256's 1,013 root choices move it
+        there, 290 on h200's), add to the list's note why and where to look
+        (it stays when the progress goes); whether it did."""
         with self._lock:
-            if gen != self.gen:
-                return ""
+            if gen != self.gen or self.hint.value:
+                return False
             cand, listed = self._shown
             bounds = set()
             for ch in listed:
                 got = self._labels.get((self._seen_as(cand), ch.name, ch.objects))
                 if not got:
-                    return ""
+                    return False
                 bounds |= {round(o.bound_ns, 3) for o in got[1] if o.bound_ns is not None}
-        if len(bounds) != 1 or self.hint.value:
-            return ""
-        target = html.escape(str(self._ex.session.target or "the default table"))
-        return (f"<i>every value listed gives the same bound on {target}: each can still "
-                "reach it. Tick <b>most discriminating first</b> for the choices that move "
-                "it, or pick a GPU table in <b>bound on</b>.</i>")
+            if len(bounds) != 1:
+                return False
+            target = html.escape(str(self._ex.session.target or "the default table"))
+            alike = (f"<i>every value listed gives the same bound on {target}: each can "
+                     "still reach it. Tick <b>most discriminating first</b> for the choices "
+                     "that move it, or pick a GPU table in <b>bound on</b>.</i>")
+            self._note = "<br>".join(x for x in (self._note, alike) if x)
+            return True
 
     def _phase_done(self, gen: int, phase: int, t0: float, final: int) -> None:
         ms = (time.perf_counter() - t0) * 1e3
         if phase == 0:
             self.last_lookahead_ms = ms
-            alike = self._all_alike(gen)
-            if alike:
-                with self._lock:  # the list's own note: it stays when the progress goes
-                    if gen == self.gen:
-                        self._note = "<br>".join(x for x in (self._note, alike) if x)
-                if final == 0:
-                    self._redraw(gen)
+            if self._note_alike(gen) and final == 0:
+                self._redraw(gen)
             if final > 0 and gen == self.gen:
                 self._redraw(gen, "<span class='wb-spin'></span> bounds done; looking for "
                                   "implementations below each value…")

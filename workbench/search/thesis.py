@@ -157,8 +157,8 @@ def _est(d: dict) -> str:
 
 
 def fmt_speedup(v) -> str:
-    """A speed-up as the tables print it (— where nothing was measured); the
-    campaign's report prints its own so."""
+    """A speed-up as the tables print it (— where nothing was measured):
+    these and the campaign report's."""
     return "—" if v is None else f"{v:.2f}×"
 
 
