@@ -38,7 +38,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from workbench.campaign.report import current_bounds, measured
+from workbench.campaign.bounds import current_bounds, measured
 from workbench.candidate import Candidate
 from workbench.codegen import generate
 from workbench.codegen.compile import occupancy

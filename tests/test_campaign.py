@@ -16,6 +16,7 @@ import pytest
 import workbench as wb
 from workbench.campaign import (
     NO_GPU_DATA,
+    draw_ahead,
     gpu_dirs,
     gpu_rows,
     run_campaign,
@@ -140,7 +141,7 @@ def test_report_only_rebounds_without_rewriting(dry_run, tmp_path):
     assert "today's model" in (folder / "report.md").read_text()
     assert (folder / "fig_5_1_now.svg").exists()
     # the bounds went to the cache the Timings tab reads: a second redraw replays nothing
-    from workbench.campaign.report import bounds_now
+    from workbench.campaign.bounds import bounds_now
     table = folder / "target.json"
     rows = [json.loads(x) for x in before.decode().splitlines()]
     cached = bounds_now(rows, target=str(table) if table.exists() else None, compute=False)
@@ -228,8 +229,8 @@ def test_gpu_figures_use_todays_bounds_cached_and_redrawn(dry_run, monkeypatch, 
     draws the cache at once and a thread redraws when the rest is in."""
     out, *_ = dry_run
     monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path))
+    import workbench.campaign.bounds as bounds
     import workbench.campaign.data as data
-    import workbench.campaign.report as report
     monkeypatch.setattr(data, "shipped_data_dir", lambda: tmp_path / "shipped")
     folder = tmp_path / "gpu" / "test_device"
     shutil.copytree(out, folder)
@@ -260,12 +261,13 @@ def test_gpu_figures_use_todays_bounds_cached_and_redrawn(dry_run, monkeypatch, 
 
     def replayed(*a, **k):
         raise AssertionError("a cached bound was computed again")
-    monkeypatch.setattr(report, "current_bounds", replayed)
+    monkeypatch.setattr(bounds, "current_bounds", replayed)
     assert gpu_timing_figures(kernel, widget=False, bounds="cached")[0] == line
     assert gpu_timing_figures(kernel, widget=False, bounds="now")[0] == line
     monkeypatch.undo()
 
-    # the tab: the recorded bounds at once, today's drawn by its thread
+    # the tab: the recorded bounds at once, today's bounded in a process of
+    # its own and drawn by the thread that waits for it
     monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path))
     monkeypatch.setattr(data, "shipped_data_dir", lambda: tmp_path / "shipped")
     shutil.rmtree(tmp_path / "cache")
@@ -278,7 +280,7 @@ def test_gpu_figures_use_todays_bounds_cached_and_redrawn(dry_run, monkeypatch, 
     tab.bounding.join(120)
     assert "(1 moved" in tab.gpu_line and [o.figure for o in tab.box.children[
         -len(tab.gpu_figures):]] == list(tab.gpu_figures)
-    # closing the explorer stops the replaying at its next record
+    # closing the explorer stops the replaying process
     shutil.rmtree(tmp_path / "cache")
     tab.show()  # the same records: nothing is drawn again, no replaying starts
     assert not tab.bounding.is_alive() and "(1 moved" in tab.gpu_line
@@ -423,6 +425,8 @@ def test_only_the_stages_and_kernels_asked_for(tmp_path):
                       ({"thesis_kernels": ("matmul 2",)}, "unknown thesis kernel")):
         with pytest.raises(wb.WorkbenchError, match=said):
             run_campaign(backend="cpu", quick=True, out=tmp_path / "x", **bad)
+        with pytest.raises(wb.WorkbenchError, match=said):  # `campaign --draw-only` too
+            draw_ahead(quick=True, drawn=tmp_path / "x", **bad)
     assert not (tmp_path / "x").exists()
 
 

@@ -75,3 +75,38 @@ def test_explain_names_the_culprits(tmp_path, capsys):
     r = run("explain", "--kernel", "matmul", "--sizes", "m=16,n=16,k=8", "--trail", str(f),
             "--choice", "nonsense")
     assert r.returncode != 0 and "Traceback" not in r.stderr
+
+
+def test_space_stats_from_a_trail(tmp_path, capsys):
+    """`space-stats --trail` descends from that candidate (docs/cli.md)."""
+    k = wb.kernels.random_basic_block(8, seed=3)
+    c = wb.Candidate.root(k)
+    while len(c.trail) < 3:
+        ch = c.choices()[0]
+        c = c.apply(ch.name, ch.objects, ch.values[0])
+    f = tmp_path / "trail.json"
+    f.write_text(c.to_json())
+    args = ["space-stats", "--kernel", "random_basic_block", "--sizes", "n=8,seed=3",
+            "--descents", "20", "--json"]
+    assert main(args) == 0
+    root = json.loads(capsys.readouterr().out)
+    assert main([*args, "--trail", str(f)]) == 0
+    below = json.loads(capsys.readouterr().out)
+    assert below["mean_depth"] < root["mean_depth"]  # three decisions fewer to take
+
+
+def test_reproduce_search_refuses_an_unknown_table(capsys):
+    assert main(["reproduce-search", "--tables", "6.3,9.9", "--json"]) == 2
+    out = json.loads(capsys.readouterr().out)
+    assert out["kind"] == "WorkbenchError" and "'9.9'" in out["error"]
+
+
+def test_search_store_none_keeps_no_record(tmp_path, monkeypatch, capsys):
+    """`search --store none`, as `run --store none`: no file named 'none'."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path / "data"))
+    assert main(["search", "--kernel", "axpy", "--sizes", "n=64", "--budget", "2",
+                 "--workers", "0", "--store", "none", "--no-progress", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["evaluations"] >= 1
+    assert not (tmp_path / "none").exists() and not (tmp_path / "data" / "runs").exists()

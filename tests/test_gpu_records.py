@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from workbench.campaign.report import bounds_now, measured
+from workbench.campaign.bounds import bounds_now, measured
 from workbench.paths import shipped_data_dir
 
 DATA = shipped_data_dir()

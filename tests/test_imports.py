@@ -1,90 +1,13 @@
-"""No import cycles among `workbench.*` modules.
-
-The graph is read statically (`ast`), so it holds every import a module can
-run: at module level and inside functions alike. A function-level import
-that only hides a cycle is still a cycle (it breaks when the import order
-changes); imports under `if TYPE_CHECKING:` never run and are left out.
-An edge goes to the module named, or to the package for a name its
-`__init__` defines; the implicit import of parent packages is left out (a
-package's `__init__` importing its own submodules is no cycle).
-"""
+"""No import cycles among `workbench.*` modules (`workbench.sources` reads
+the graph statically: a function-level import that only hides a cycle is
+still a cycle, it breaks when the import order changes), and what the
+graph's closure says a bound depends on."""
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
 import pytest
 
-import workbench
-
-PKG = Path(workbench.__file__).parent
-
-
-def _modules() -> dict[str, Path]:
-    out = {}
-    for p in sorted(PKG.rglob("*.py")):
-        parts = list(p.relative_to(PKG.parent).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        out[".".join(parts)] = p
-    return out
-
-
-MODULES = _modules()
-
-
-def _is_package(name: str) -> bool:
-    return MODULES.get(name, Path()).name == "__init__.py"
-
-
-def _type_checking_only(node: ast.If) -> bool:
-    t = node.test
-    return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
-        isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING")
-
-
-def _imports(tree: ast.AST):
-    for node in ast.iter_child_nodes(tree):
-        if isinstance(node, ast.If) and _type_checking_only(node):
-            yield from (n for b in node.orelse for n in _imports_in(b))
-            continue
-        yield from _imports_in(node)
-
-
-def _imports_in(node: ast.AST):
-    if isinstance(node, ast.Import | ast.ImportFrom):
-        yield node
-    elif not (isinstance(node, ast.If) and _type_checking_only(node)):
-        yield from _imports(node)
-
-
-def _targets(module: str, node) -> set[str]:
-    """The workbench modules an import statement runs."""
-    if isinstance(node, ast.Import):
-        names = [a.name for a in node.names]
-        return {n for n in names if n in MODULES}
-    if node.level:
-        base = module.split(".") if _is_package(module) else module.split(".")[:-1]
-        base = base[:len(base) - node.level + 1]
-        pkg = ".".join(base + ([node.module] if node.module else []))
-    else:
-        pkg = node.module or ""
-    if pkg not in MODULES:
-        return set()
-    out = set()
-    for a in node.names:
-        sub = f"{pkg}.{a.name}"
-        out.add(sub if sub in MODULES else pkg)
-    return out
-
-
-def import_graph() -> dict[str, set[str]]:
-    graph = {}
-    for name, path in MODULES.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-        graph[name] = set().union(*(_targets(name, n) for n in _imports(tree))) - {name}
-    return graph
+from workbench.sources import closure, closure_digest, import_graph
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -128,3 +51,45 @@ def test_find_cycle(graph, cycle):
 def test_no_import_cycle():
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " → ".join(cycle)
+
+
+def test_a_bound_depends_on_the_engine_not_on_its_views():
+    """The bounds cache is keyed by the sources a bound runs: the space, the
+    model, the kernels; not the campaign's report, the search or the
+    runtime, whose edits must keep today's cached bounds."""
+    from workbench.campaign.bounds import BOUND_MODULES
+    got = closure(BOUND_MODULES)
+    for m in ("workbench.model.bound", "workbench.model.memory", "workbench.space.problem",
+              "workbench.space.lowering", "workbench.kernels.linalg", "workbench.candidate"):
+        assert m in got
+    for m in ("workbench.campaign.report", "workbench.campaign.bounds", "workbench.search.mcts",
+              "workbench.runtime.cpu", "workbench.session", "workbench.sources"):
+        assert m not in got
+    with pytest.raises(ValueError, match="no workbench module 'workbench.nope'"):
+        closure(["workbench.nope"])
+
+
+def test_the_digest_follows_every_source_it_covers(tmp_path, monkeypatch):
+    """A copy of the package: editing a module the closure holds, a package
+    `__init__` above it or a .space file changes the digest; editing
+    another module does not."""
+    import shutil
+
+    import workbench.sources as sources
+    pkg = tmp_path / "workbench"
+    shutil.copytree(sources.PKG, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(sources, "PKG", pkg)
+    sources.modules.cache_clear()
+    try:
+        roots = ["workbench.model"]
+        first = closure_digest(roots)
+        edits = {"campaign/report.py": False, "model/bound.py": True, "__init__.py": True,
+                 "space/spaces/gpu.space": True, "search/mcts.py": False}
+        for rel, moves in edits.items():
+            f = pkg / rel
+            f.write_text(f.read_text() + "\n# edited\n")
+            now = closure_digest(roots)
+            assert (now != first) == moves, rel
+            first = now
+    finally:
+        sources.modules.cache_clear()

@@ -5,7 +5,8 @@ line. Used by the explorer's Timings tab and the bound-accuracy notebook.
 GPU campaigns' records (data/gpu/<device>/, `workbench.campaign.data`)
 are drawn beside this machine's own when there are any, and their absence
 is said in so many words. They are drawn against the bound today's model
-gives their trails (`campaign.bounds_now`, cached per engine), the bound
+gives their trails (`campaign.bounds_now`, cached per engine; bounded in a
+process of their own, `campaign.bound_apart`), the bound
 recorded with the run beside it where the two differ: a model fixed after a
 GPU run is checked against that run's times."""
 
@@ -138,8 +139,8 @@ def gpu_timing_figures(kernel=None, widget: bool = True, *, bounds: str = "now",
     `stop()` ends the replaying early ("now")."""
     import pandas as pd
 
+    from workbench.campaign.bounds import bounds_now
     from workbench.campaign.data import gpu_rows, status_line
-    from workbench.campaign.report import bounds_now
     if bounds not in ("now", "cached", "recorded"):
         raise ValueError(f"bounds: 'now', 'cached' or 'recorded', not {bounds!r}")
     line = status_line()
@@ -180,7 +181,7 @@ def _with_bound_now(r: dict) -> dict:
 
 def _bounds_said(folder: str, part: list) -> str:
     """Which bounds a folder's figures use, in words."""
-    from workbench.campaign.report import measured as measured_rows
+    from workbench.campaign.bounds import measured as measured_rows
     measured = measured_rows(part)  # the records `bounds_now` bounds again
     now = sum(1 for r in measured if "bound_recorded_ns" in r)
     failed = sum(1 for r in measured if "bound_now_error" in r)
@@ -203,8 +204,9 @@ class TimingsPanel:
     are counted, not drawn), drawn when the tab is shown; then the GPU
     campaigns' records of the kernel against today's bounds. Bounding them
     again takes seconds the first time, so the tab draws what the cache
-    holds at once and a thread redraws the GPU part when the rest is in (in
-    the caller with the "sync" look-ahead, never with "off")."""
+    holds at once and a thread redraws the GPU part when a process of its
+    own has bounded the rest (in the caller with the "sync" look-ahead,
+    never with "off")."""
 
     def __init__(self, ex):
         import ipywidgets as w
@@ -290,12 +292,22 @@ class TimingsPanel:
                              *(figure_output(f) for f in self.gpu_figures))
 
     def _bound_again(self, kernel, gen: int) -> None:
-        """Bound the GPU records again (filling the cache), then redraw their
-        figures unless a newer show() came meanwhile."""
+        """Bound the GPU records again (filling the cache) in a process of
+        their own, then redraw their figures unless a newer show() came
+        meanwhile. In this thread they took about 2 minutes of the kernel's
+        interpreter, and a click meanwhile 125 ms instead of 40."""
+        from workbench.campaign.bounds import bound_apart
+        from workbench.campaign.data import gpu_rows
+
         def stale() -> bool:
             return self._closed or gen != self._gen
         try:
-            got = gpu_timing_figures(kernel, widget=False, bounds="now", stop=stale)
+            apart = bound_apart(gpu_rows(kernel.name, kernel.spec()), stop=stale)
+            if stale():
+                return
+            # no process could start: replayed here, as before
+            got = gpu_timing_figures(kernel, widget=False, bounds="cached" if apart else "now",
+                                     stop=stale)
         except Exception as exc:  # noqa: BLE001 - said on the tab, not lost in a thread
             got = (f"{self.gpu_line}; bounding again failed: {type(exc).__name__}: {exc}",
                    self.gpu_figures)

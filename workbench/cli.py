@@ -175,6 +175,7 @@ def subcommand(name: str, help: str, arguments: Callable = lambda p: None):
 
 def _space_stats_args(p) -> None:
     _kernel_args(p)
+    _trail_args(p)
     p.add_argument("--descents", type=int, default=100)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--order", default="thesis", choices=order_names(),
@@ -313,6 +314,11 @@ def cmd_bound(args) -> int:
     return 0
 
 
+def _store(flag: str | None):
+    """--store: a file, 'none' (keep no record) or the default store."""
+    return None if flag == "none" else (flag or "default")
+
+
 def _run_args(p) -> None:
     _fixed_args(p)
     p.add_argument("--backend", choices=("cpu", "cuda"), default="cpu")
@@ -330,8 +336,7 @@ def cmd_run(args) -> int:
     if not cand.is_fixed:
         raise WorkbenchError(f"run needs a fixed candidate: {cand.open_count()} choices "
                              "are open (give a complete --trail or --random-seed)")
-    store = None if args.store == "none" else (args.store or "default")
-    rec = evaluate([cand], args.backend, store=store, samples=args.samples)[0]
+    rec = evaluate([cand], args.backend, store=_store(args.store), samples=args.samples)[0]
     _emit(summary(rec), args.json)
     return 0
 
@@ -435,7 +440,7 @@ def _search_args(p) -> None:
     p.add_argument("--samples", type=int, default=10)
     p.add_argument("--store", default=None,
                    help="JSON-lines record file (default runs/runs.jsonl in the data "
-                        "directory)")
+                        "directory); 'none': keep none (nor can it be resumed)")
     p.add_argument("--resume", default=None, metavar="SEARCH_ID",
                    help="continue a search from its records in the store")
     p.add_argument("--out", default=None, help="write the best candidate (JSON) here")
@@ -464,10 +469,11 @@ def cmd_search(args) -> int:
     policy = TAG(args.top_k, args.delta) if args.policy == "tag" else args.policy
     s = Search(start, args.backend, budget=args.budget, time_s=args.time, policy=policy,
                order=args.order, workers=workers, client=client,
-               store=args.store or "default", resume=args.resume, seed=args.seed,
+               store=_store(args.store), resume=args.resume, seed=args.seed,
                samples=args.samples, callbacks=[progress])
-    print(f"search {s.search_id} (continue it with --resume {s.search_id})", file=sys.stderr,
-          flush=True)
+    print(f"search {s.search_id}" + ("" if s.store is None else
+                                      f" (continue it with --resume {s.search_id})"),
+          file=sys.stderr, flush=True)
     if not args.no_progress:
         from tqdm import tqdm
         bar = tqdm(total=args.budget, initial=s.evaluations, file=sys.stderr, unit="eval",
@@ -487,7 +493,8 @@ def cmd_search(args) -> int:
 
 def _reproduce_args(p) -> None:
     p.add_argument("--tables", default="6.1,6.2,6.3,order",
-                   help="any of 6.1, 6.2 (read from data/gpu/), 6.3, order")
+                   help="any of 6.1, 6.2 (read from data/gpu/), 6.3, order (the §6.3.3 "
+                        "experiment: matmul 1024 in its own orders, whatever --kernels)")
     p.add_argument("--kernels", default=None,
                    help="comma-separated labels (default all: axpy, matmul 256, ...)")
     p.add_argument("--probes", type=int, default=200, help="Knuth probes per estimate")
@@ -510,12 +517,17 @@ def cmd_reproduce_search(args) -> int:
     if unknown:
         raise WorkbenchError(f"unknown kernel label(s) {unknown}; known: "
                              f"{', '.join(thesis.KERNELS)}")
+    tables = tuple(x.strip() for x in args.tables.split(",") if x.strip())
+    bad = [x for x in tables if x not in thesis.TABLES]
+    if bad or not tables:
+        raise WorkbenchError(f"unknown table(s) {bad or args.tables!r}; known: "
+                             f"{', '.join(thesis.TABLES)}")
     orders = tuple(x.strip() for x in args.orders.split(",") if x.strip())
     bad = [x for x in orders if x not in order_names()]
     if bad or not orders:
         raise WorkbenchError(f"unknown choice order(s) {bad or args.orders!r}; known: "
                              f"{', '.join(order_names())}")
-    out = thesis.reproduce(tuple(args.tables.split(",")), tuple(labels), args.probes,
+    out = thesis.reproduce(tables, tuple(labels), args.probes,
                            args.chen_probes, args.seed, orders=orders)
     if args.out:
         Path(args.out).write_text(json.dumps(out, indent=1))

@@ -1,10 +1,18 @@
 """The GPU measurement campaign (issue 21): `run_campaign` (one command for
 everything a GPU must show, budgeted and resumable), `searches` (its TAG
 searches and forced recipes), `report` (soundness,
-Fig. 5.1, Table 6.2 from the records; `current_bounds` re-bounds recorded
-trails with today's model) and `data` (reading data/gpu/ on any machine).
+Fig. 5.1, Table 6.2 from the records), `bounds` (recorded trails bounded
+again by today's model, cached) and `data` (reading data/gpu/ on any
+machine).
 `python -m workbench campaign` and `make gpu` run it."""
 
+from .bounds import (
+                   bound_apart,
+                   bounds_now,
+                   current_bounds,
+                   engine_fingerprint,
+                   measured,
+)
 from .data import (
                    NO_GPU_DATA,
                    gpu_dirs,
@@ -16,10 +24,7 @@ from .data import (
                    summaries,
 )
 from .report import (
-                   bounds_now,
                    cdf_svg,
-                   current_bounds,
-                   engine_fingerprint,
                    fig_5_1,
                    fig_5_1_by_population,
                    forced_table,
@@ -40,10 +45,11 @@ from .run import (
                    run_campaign,
 )
 
-__all__ = ["NO_GPU_DATA", "STAGES", "Campaign", "CampaignOptions", "DrawnCache", "bounds_now",
+__all__ = ["NO_GPU_DATA", "STAGES", "Campaign", "CampaignOptions", "DrawnCache", "bound_apart",
+           "bounds_now",
            "cdf_svg", "current_bounds", "draw_ahead", "engine_fingerprint", "fig_5_1",
            "fig_5_1_by_population", "forced_table", "gpu_dirs",
-           "gpu_records", "gpu_rows", "gpu_version",
+           "gpu_records", "gpu_rows", "gpu_version", "measured",
            "population", "redrawn", "report_only", "run_campaign", "soundness", "status_line",
            "summaries",
            "summarize", "table_6_2", "with_current_bounds", "write_report"]

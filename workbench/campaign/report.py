@@ -8,29 +8,19 @@ reads a finished campaign on any machine (`campaign.data`)."""
 from __future__ import annotations
 
 import datetime as _dt
-import functools
-import hashlib
 import html
 import json
 import math
-import os
 import statistics
-import tempfile
 from pathlib import Path
 
-from ..paths import data_dir
 from ..runtime.records import RecordStore
 from ..search.thesis import fmt_speedup
+from .bounds import bounds_now, measured
 
 # thesis Fig. 5.1: share of implementations within 10× of their bound
 THESIS_FIG_5_1_WITHIN_10X = 0.70
 GOAL_WITHIN_10X = 0.90
-
-
-def measured(rows) -> list:
-    """Rows with at least one sample and a bound (implementations only)."""
-    return [r for r in rows if r.get("trail") and r.get("times_ns") and r.get("bound_ns")
-            and r.get("status") in ("ok", "timeout")]
 
 
 def soundness(rows, key: str = "bound_ns") -> dict:
@@ -61,102 +51,6 @@ def _which(r, key: str = "bound_ns") -> dict:
             "bound_registers_ns": r.get("x_bound_registers_ns"),
             "stage": (r.get("x_campaign") or {}).get("stage")
             or ("search" if r.get("search") else None), "trail": r.get("trail")}
-
-
-def current_bounds(rows, target=None) -> list:
-    """The measured rows, each with `bound_now_ns`: the bound today's model
-    gives its trail on `target` (a table name or file; default the record's
-    own `target`). A record keeps the bound of the model that measured it
-    and is never rewritten; this is how a model fixed after a GPU run is
-    checked against that run's times on any machine. A trail the engine no
-    longer accepts gets `bound_now_error` instead."""
-    from ..candidate import Candidate
-    from ..errors import WorkbenchError
-    from ..kernels import from_spec
-    from ..model import bound
-    out = []
-    for r in measured(rows):
-        try:  # from_spec gives the same kernel object for an equal spec
-            cand = Candidate.replay(from_spec(r.get("sizes")), r["trail"])
-            out.append({**r, "bound_now_ns": bound(cand, target or r.get("target")).value_ns})
-        except WorkbenchError as exc:
-            out.append({**r, "bound_now_error": f"{type(exc).__name__}: {exc}"})
-    return out
-
-
-@functools.lru_cache(maxsize=1)
-def engine_fingerprint() -> str:
-    """A digest of the engine's sources (every .py and .space file of the
-    package): with a trail, its kernel spec and a target table, they are all
-    a bound depends on, so a bound cached under this digest is today's."""
-    h = hashlib.sha256()
-    pkg = Path(__file__).resolve().parents[1]
-    for f in sorted(p for p in pkg.rglob("*") if p.suffix in (".py", ".space")):
-        h.update(f.relative_to(pkg).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
-    return h.hexdigest()[:20]
-
-
-def _bound_key(r: dict, tables: dict, target=None) -> str:
-    """The cache key of a record's bound on `target` (default its own): its
-    spec, its trail and the target table's contents (a recalibrated table is
-    another)."""
-    name = target or r.get("target")
-    if name not in tables:
-        from ..target import load_target
-        try:
-            tables[name] = hashlib.sha256(json.dumps(load_target(name).raw, sort_keys=True)
-                                          .encode()).hexdigest()[:16]
-        except Exception as exc:  # noqa: BLE001 - replaying it says why, in bound_now_error
-            tables[name] = f"unloadable {type(exc).__name__}"
-    text = json.dumps([r.get("sizes"), r.get("trail"), name, tables[name]], sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
-
-
-def _cache_file() -> Path:
-    return data_dir() / "cache" / "bounds_now" / f"{engine_fingerprint()}.json"
-
-
-def bounds_now(rows, *, target=None, compute: bool = True, stop=None) -> list:
-    """The measured rows (`measured`), each with `bound_now_ns` (or
-    `bound_now_error`): the bound today's model gives its trail on `target`
-    (a table name or file; default the record's own: `current_bounds`). Replaying takes about half a
-    second a record, so the results are kept in the data directory under
-    `cache/bounds_now/<engine_fingerprint>.json`; `compute=False` reads only
-    that cache (rows it lacks come back without either key); `stop()`, asked
-    before each record, ends the replaying early (what was bounded is kept).
-    The records themselves are never rewritten."""
-    rows = measured(rows)
-    path, tables = _cache_file(), {}
-    try:
-        cache = json.loads(path.read_text())
-    except (OSError, ValueError):
-        cache = {}
-    keys = [_bound_key(r, tables, target) for r in rows]
-    added = 0
-    for r, k in zip(rows, keys):
-        if not compute or stop is not None and stop():
-            break
-        if k in cache:
-            continue
-        got = current_bounds([r], target)[0]
-        cache[k] = ({"bound_now_ns": got["bound_now_ns"]} if "bound_now_ns" in got
-                    else {"bound_now_error": got["bound_now_error"]})
-        added += 1
-    if added:
-        _write_atomic(path, cache)
-    return [{**r, **cache.get(k, {})} for r, k in zip(rows, keys)]
-
-
-def _write_atomic(path: Path, obj) -> None:
-    """Write JSON whole or not at all (a reader never sees half a file)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".bounds-", suffix=".json")
-        with os.fdopen(fd, "w") as f:
-            json.dump(obj, f)
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a read-only data directory: the bounds are recomputed next time
 
 
 def fig_5_1(rows, key: str = "bound_ns") -> dict:
@@ -659,7 +553,7 @@ def write_report(out: Path, state: dict, rebound: bool | str = False) -> dict:
     return s
 
 
-__all__ = ["bounds_now", "cdf_svg", "current_bounds", "engine_fingerprint", "fig_5_1",
+__all__ = ["cdf_svg", "fig_5_1",
            "fig_5_1_by_population", "forced_table", "population", "references",
-           "markdown", "measured", "ptxas_facts", "random_stage", "scatter_svg", "soundness",
+           "markdown", "ptxas_facts", "random_stage", "scatter_svg", "soundness",
            "statuses", "summarize", "table_6_2", "with_current_bounds", "write_report"]

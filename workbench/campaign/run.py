@@ -460,12 +460,26 @@ def _backend(name: str):
     return be
 
 
+def _checked(o: CampaignOptions) -> CampaignOptions:
+    """`o`, or a WorkbenchError naming an unknown stage or thesis kernel."""
+    unknown = set(o.stages) - set(SHARES)
+    if unknown:
+        raise WorkbenchError(f"campaign: unknown stage(s) {sorted(unknown)}; "
+                             f"choose among {list(SHARES)}")
+    from ..search.thesis import KERNELS
+    unknown = set(o.thesis_kernels) - set(KERNELS)
+    if unknown:
+        raise WorkbenchError(f"campaign: unknown thesis kernel(s) {sorted(unknown)}; "
+                             f"choose among {list(KERNELS)}")
+    return o
+
+
 def draw_ahead(options: CampaignOptions | None = None, **changes) -> dict:
     """Draw (and cache) the random candidates of the correctness and random
     stages without measuring anything: run it on any machine before a GPU
     session, commit data/campaign/drawn/, and the GPU's minutes go to
     measuring. Returns, per kernel, how many trails the cache holds."""
-    o = dataclasses.replace(options or CampaignOptions(), **changes)
+    o = _checked(dataclasses.replace(options or CampaignOptions(), **changes))
     cache = DrawnCache(o.drawn or data_dir() / "campaign" / "drawn")
     deadline = time.monotonic() + o.minutes * 60
     plan = [(b, SMALL_SIZES[b], o.n_correct) for b in o.correctness_kernels]
@@ -516,16 +530,7 @@ def default_out(backend) -> Path:
 def run_campaign(options: CampaignOptions | None = None, **changes) -> dict:
     """Run (or resume) the campaign; returns the report's summary (also in
     `<out>/summary.json`)."""
-    o = dataclasses.replace(options or CampaignOptions(), **changes)
-    unknown = set(o.stages) - set(SHARES)
-    if unknown:
-        raise WorkbenchError(f"campaign: unknown stage(s) {sorted(unknown)}; "
-                             f"choose among {list(SHARES)}")
-    from ..search.thesis import KERNELS
-    unknown = set(o.thesis_kernels) - set(KERNELS)
-    if unknown:
-        raise WorkbenchError(f"campaign: unknown thesis kernel(s) {sorted(unknown)}; "
-                             f"choose among {list(KERNELS)}")
+    o = _checked(dataclasses.replace(options or CampaignOptions(), **changes))
     be = _backend(o.backend)
     out = Path(o.out) if o.out else default_out(be)
     out.mkdir(parents=True, exist_ok=True)

@@ -243,6 +243,7 @@ def calibrate(out_dir: str | Path | None = None) -> Path:
     meas = measure(cp)
     raw = table(meas, device, int(props["multiProcessorCount"]), props["clockRate"] / 1e6)
     path = Path(out_dir or data_dir() / "targets") / f"{raw['name']}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)  # a fresh data directory has none
     path.write_text(json.dumps(raw, indent=2) + "\n")
     return path
 

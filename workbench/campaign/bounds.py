@@ -1,0 +1,173 @@
+"""Today's bounds of recorded trails: a record keeps the bound of the model
+that measured it and is never rewritten, so a model fixed after a GPU run
+is checked against that run's times by replaying each trail and bounding
+it again (`current_bounds`). That takes about half a second a record, so
+`bounds_now` keeps the results in the data directory, under a digest of
+the sources a bound depends on (`engine_fingerprint`), and `bound_apart`
+does it in a process of its own for the explorer, whose clicks would
+otherwise share the interpreter with minutes of replaying."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import multiprocessing
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from ..paths import data_dir
+
+# what `bound(Candidate.replay(from_spec(spec), trail), target)` runs
+BOUND_MODULES = ("workbench.candidate", "workbench.kernels", "workbench.model",
+                 "workbench.target")
+_SAVE_S = 5.0  # a replay saves what it bounded this often (a killed one keeps it)
+
+
+def measured(rows) -> list:
+    """Rows with at least one sample and a bound (implementations only)."""
+    return [r for r in rows if r.get("trail") and r.get("times_ns") and r.get("bound_ns")
+            and r.get("status") in ("ok", "timeout")]
+
+
+def current_bounds(rows, target=None) -> list:
+    """The measured rows, each with `bound_now_ns`: the bound today's model
+    gives its trail on `target` (a table name or file; default the record's
+    own `target`). A trail the engine no longer accepts gets
+    `bound_now_error` instead."""
+    from ..candidate import Candidate
+    from ..errors import WorkbenchError
+    from ..kernels import from_spec
+    from ..model import bound
+    out = []
+    for r in measured(rows):
+        try:  # from_spec gives the same kernel object for an equal spec
+            cand = Candidate.replay(from_spec(r.get("sizes")), r["trail"])
+            out.append({**r, "bound_now_ns": bound(cand, target or r.get("target")).value_ns})
+        except WorkbenchError as exc:
+            out.append({**r, "bound_now_error": f"{type(exc).__name__}: {exc}"})
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def engine_fingerprint() -> str:
+    """A digest of the sources a bound runs (`BOUND_MODULES` and every
+    workbench module they import, read statically: `sources.closure_digest`,
+    with the .space files): with a trail, its kernel spec and a target
+    table, they are all a bound depends on, so a bound cached under this
+    digest is today's, and editing a report or a view keeps the cache."""
+    from ..sources import closure_digest
+    return closure_digest(BOUND_MODULES)
+
+
+def _bound_key(r: dict, tables: dict, target=None) -> str:
+    """The cache key of a record's bound on `target` (default its own): its
+    spec, its trail and the target table's contents (a recalibrated table is
+    another)."""
+    name = target or r.get("target")
+    if name not in tables:
+        from ..target import load_target
+        try:
+            tables[name] = hashlib.sha256(json.dumps(load_target(name).raw, sort_keys=True)
+                                          .encode()).hexdigest()[:16]
+        except Exception as exc:  # noqa: BLE001 - replaying it says why, in bound_now_error
+            tables[name] = f"unloadable {type(exc).__name__}"
+    text = json.dumps([r.get("sizes"), r.get("trail"), name, tables[name]], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def cache_file() -> Path:
+    """Where `bounds_now` keeps today's bounds: the data directory's
+    `cache/bounds_now/<engine_fingerprint>.json`."""
+    return data_dir() / "cache" / "bounds_now" / f"{engine_fingerprint()}.json"
+
+
+def _read(path: Path) -> dict:
+    try:
+        got = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return got if isinstance(got, dict) else {}
+
+
+def bounds_now(rows, *, target=None, compute: bool = True, stop=None,
+               cache: Path | None = None) -> list:
+    """The measured rows (`measured`), each with `bound_now_ns` (or
+    `bound_now_error`): the bound today's model gives its trail on `target`
+    (a table name or file; default the record's own: `current_bounds`),
+    kept in `cache` (default `cache_file()`) and saved every few seconds
+    while replaying; `compute=False` reads only that cache (rows it lacks
+    come back without either key); `stop()`, asked before each record, ends
+    the replaying early (what was bounded is kept). The records themselves
+    are never rewritten."""
+    rows = measured(rows)
+    path, tables = cache or cache_file(), {}
+    known = _read(path)
+    keys = [_bound_key(r, tables, target) for r in rows]
+    added, saved = {}, time.monotonic()
+    for r, k in zip(rows, keys):
+        if not compute or stop is not None and stop():
+            break
+        if k in known or k in added:
+            continue
+        got = current_bounds([r], target)[0]
+        added[k] = ({"bound_now_ns": got["bound_now_ns"]} if "bound_now_ns" in got
+                    else {"bound_now_error": got["bound_now_error"]})
+        if time.monotonic() - saved > _SAVE_S:
+            _save(path, added)
+            saved = time.monotonic()
+    if added:
+        _save(path, added)
+    known.update(added)
+    return [{**r, **known.get(k, {})} for r, k in zip(rows, keys)]
+
+
+def _save(path: Path, added: dict) -> None:
+    """Add `added` to the cache file, whole or not at all (a reader never
+    sees half a file), keeping what another process saved meanwhile."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        merged = {**_read(path), **added}
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".bounds-", suffix=".json")
+        with os.fdopen(fd, "w") as f:
+            json.dump(merged, f)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only data directory: the bounds are recomputed next time
+
+
+def _apart_main(rows, target, cache: str) -> None:
+    try:  # background work: the notebook kernel and the look-ahead come first
+        os.nice(19)
+    except (AttributeError, OSError):
+        pass
+    bounds_now(rows, target=target, cache=Path(cache))
+
+
+def bound_apart(rows, *, target=None, stop=None, poll_s: float = 0.2) -> bool:
+    """`bounds_now(rows)` in a spawned process at the lowest priority,
+    waiting for it here (a thread waiting holds no interpreter lock); the
+    cache file is the same, so `bounds_now(…, compute=False)` reads the
+    result. `stop()`, asked every `poll_s`, kills the process (what it saved
+    is kept). True when it finished; False when stopped, or when no process
+    could start (the caller may replay in its own)."""
+    try:
+        ctx = multiprocessing.get_context("spawn")  # a kernel's threads do not survive a fork
+        proc = ctx.Process(target=_apart_main, args=(measured(rows), target, str(cache_file())),
+                           daemon=True, name="workbench-bounds")
+        proc.start()
+    except (OSError, RuntimeError, ValueError):
+        return False
+    while proc.is_alive():
+        if stop is not None and stop():
+            proc.kill()
+            proc.join(2)
+            return False
+        proc.join(poll_s)
+    return proc.exitcode == 0
+
+
+__all__ = ["BOUND_MODULES", "bound_apart", "bounds_now", "cache_file", "current_bounds",
+           "engine_fingerprint", "measured"]
