@@ -234,3 +234,7 @@ def apply_recipe(cand, decisions):
     already the only one left is skipped (propagation settled it)."""
     steps = _steps(cand, decisions)
     return steps[-1][1] if steps else cand
+
+
+__all__ = ["PLANS", "RECIPES", "apply_recipe", "forced_candidate", "lowered_decisions",
+           "plan_name", "plans", "recipe_steps", "register_tiled_matmul", "vector_axpy"]
