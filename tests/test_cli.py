@@ -65,6 +65,10 @@ def test_explain_names_the_culprits(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["verified"] and out["reasons"] and out["target"].startswith("decision")
     assert all(d in trail for d in out["culprits"])
+    # the DESIGN contract's names: the culprits as [choice, [objects], value]
+    assert out["dead"] is True and out["constraint"] in out["reasons"][0][1]
+    assert out["decisions"] == [[d["choice"], d["objects"], d["value"]]
+                                for d in out["culprits"]]
     assert main(["explain", "--kernel", "matmul", "--sizes", "m=16,n=16,k=8",
                  "--trail", str(f), "--ways-out"]) == 0
     text = capsys.readouterr().out  # one line per culprit: where dropping it leads

@@ -42,8 +42,8 @@ ptxas info    : Used 32 registers, used 0 barriers, 384 bytes cmem[0]
 def test_parse_ptxas_per_kernel():
     got = parse_ptxas(REPORT)
     assert got["k0"] == {"registers": 255, "spill_stores": 40, "spill_loads": 36,
-                         "stack_bytes": 48, "shared_bytes": 4096, "local_bytes": 48,
-                         "barriers": 1, "arch": "sm_90"}
+                         "spill_bytes": 76, "stack_bytes": 48, "shared_bytes": 4096,
+                         "local_bytes": 48, "barriers": 1, "arch": "sm_90"}
     assert got["k1"]["registers"] == 32 and got["k1"]["shared_bytes"] == 0
     assert spills(got["k0"]) and not spills(got["k1"])
 
@@ -131,6 +131,8 @@ def test_codegen_json_resources():
                          capture_output=True, text=True, check=True)
     res = json.loads(out.stdout)["resources"]
     assert res["registers"] > 0 and "spill_stores" in res and "local_bytes" in res
+    # the DESIGN contract's keys
+    assert {"registers", "spill_bytes", "shared_bytes", "local_bytes"} <= set(res)
     assert res["occupancy"]["target"] == "h200"
 
 

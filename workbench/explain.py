@@ -83,7 +83,16 @@ class Explanation:
         return ""
 
     def to_dict(self) -> dict:
-        return {"culprits": [d.to_dict() for d in self.culprits], "target": self.target,
+        """The JSON of `explain --json`; `dead`, `constraint` and `decisions`
+        are the DESIGN contract's names for what is explained (always a dead
+        end: `explain_trail` refuses anything else), the failing constraints
+        and the culprits as `[choice, [objects], value]`."""
+        return {"dead": True,
+                "constraint": "; ".join(dict.fromkeys(c for _, c in self.reasons)),
+                "decisions": [[d.choice, list(d.objects),
+                               d.values[0] if len(d.values) == 1 else list(d.values)]
+                              for d in self.culprits],
+                "culprits": [d.to_dict() for d in self.culprits], "target": self.target,
                 "reasons": [list(r) for r in self.reasons], "verified": self.verified,
                 "checks": self.checks, "text": self.text,
                 "by_value": [{"value": v, "culprits": [d.to_dict() for d in sub]}

@@ -164,9 +164,11 @@ _ENTRY = re.compile(r"Compiling entry function '([^']+)' for '([^']+)'")
 
 def parse_ptxas(text: str) -> dict:
     """`ptxas -v`'s report, one entry per kernel: {name: {registers,
-    spill_stores, spill_loads, stack_bytes, shared_bytes (static),
-    local_bytes, barriers, arch}}. `local_bytes` is the per-thread local
-    memory: the stack frame (where spills go) or an older ptxas's `lmem`."""
+    spill_stores, spill_loads, spill_bytes, stack_bytes, shared_bytes
+    (static), local_bytes, barriers, arch}}. `spill_bytes` is the bytes
+    spill stores and loads move per thread (both: the DESIGN contract's
+    one figure); `local_bytes` is the per-thread local memory: the stack
+    frame (where spills go) or an older ptxas's `lmem`."""
     out: dict = {}
     parts = _ENTRY.split(text)
     for name, arch, body in zip(parts[1::3], parts[2::3], parts[3::3]):
@@ -175,13 +177,15 @@ def parse_ptxas(text: str) -> dict:
             m = re.search(pat, body)
             info[key] = int(m.group(1)) if m else 0
         info["local_bytes"] = max(info["local_bytes"], info["stack_bytes"])
+        info["spill_bytes"] = info["spill_stores"] + info["spill_loads"]
         info["arch"] = arch
         out[name] = info
     return out
 
 
 def spills(info: dict) -> bool:
-    """Whether ptxas spilled registers to local memory for this kernel."""
+    """Whether ptxas spilled registers to local memory for this kernel
+    (from the two counts: records written before `spill_bytes` lack it)."""
     return bool(info.get("spill_stores") or info.get("spill_loads"))
 
 
