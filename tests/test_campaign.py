@@ -275,13 +275,19 @@ def test_gpu_figures_use_todays_bounds_cached_and_redrawn(dry_run, monkeypatch, 
     e = CandidateExplorer(wb.Session(wb.Candidate.root(kernel), store=None), backend="cpu",
                           lookahead="background")
     tab = e.panels[Tab.TIMINGS]
+
+    def here(*a, **k):
+        raise AssertionError("the kernel's process replayed")
+    monkeypatch.setattr(bounds, "current_bounds", here)  # the spawned process does
     tab.show()
     assert "being computed" in tab.gpu_line and tab.bounding is not None
     tab.bounding.join(120)
+    assert not tab.bounding.is_alive()
     assert "(1 moved" in tab.gpu_line and [o.figure for o in tab.box.children[
         -len(tab.gpu_figures):]] == list(tab.gpu_figures)
-    # closing the explorer stops the replaying process
+    # closing the explorer kills the replaying process
     shutil.rmtree(tmp_path / "cache")
+    bounds._KNOWN.clear()  # what this process was sent, kept beside the file
     tab.show()  # the same records: nothing is drawn again, no replaying starts
     assert not tab.bounding.is_alive() and "(1 moved" in tab.gpu_line
     tab._drawn = None  # as when a record arrives: drawn again, replayed again
@@ -290,6 +296,32 @@ def test_gpu_figures_use_todays_bounds_cached_and_redrawn(dry_run, monkeypatch, 
     e.close()
     tab.bounding.join(10)
     assert not tab.bounding.is_alive() and "being computed" in tab.gpu_line
+    import multiprocessing
+    assert not [p for p in multiprocessing.active_children() if p.name == "workbench-bounds"]
+
+
+def test_bound_apart_sends_its_bounds_back(dry_run, tmp_path, monkeypatch):
+    """`bound_apart` bounds in a spawned process and hands the bounds back:
+    they are read even where the cache cannot be written; stopped, its
+    process is killed and it gives none."""
+    import multiprocessing
+
+    import workbench.campaign.bounds as bounds
+    out, *_ = dry_run
+    rows = [json.loads(x) for x in (out / "records.jsonl").read_text().splitlines()]
+    rows = [r for r in bounds.measured(rows) if r["kernel"] == "axpy"][:3]
+    assert rows
+    (tmp_path / "cache").write_text("a file where the cache folder would go")
+    monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path))
+    monkeypatch.setattr(bounds, "_KNOWN", {})
+    assert bounds.bound_apart(rows, stop=lambda: True) is None
+    assert not [p for p in multiprocessing.active_children() if p.name == "workbench-bounds"]
+    got = bounds.bound_apart(rows)
+    assert all("bound_now_ns" in r for r in got)
+    cached = bounds.bounds_now(rows, compute=False)  # from what the process sent
+    assert [r["bound_now_ns"] for r in cached] == [r["bound_now_ns"] for r in got]
+    assert [r["bound_now_ns"] for r in got] == [
+        r["bound_now_ns"] for r in bounds.current_bounds(rows)]
 
 
 def test_code_tab_shows_ptxas_facts(tmp_path):

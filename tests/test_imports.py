@@ -93,3 +93,26 @@ def test_the_digest_follows_every_source_it_covers(tmp_path, monkeypatch):
             first = now
     finally:
         sources.modules.cache_clear()
+
+
+def test_every_registration_a_bound_reads_is_in_its_sources():
+    """A model or kernel builder registered at import time by a module the
+    bound's sources do not hold would change bounds without changing
+    `engine_fingerprint`: every module-level `register_model(…)` and
+    `register(…)` call of the package must lie in that closure."""
+    import ast
+
+    from workbench.campaign.bounds import BOUND_MODULES
+    from workbench.sources import modules
+    inside = closure(BOUND_MODULES)
+    found = []
+    for name, path in modules().items():
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            call = node.value if isinstance(node, ast.Expr) else None
+            if isinstance(call, ast.Call):
+                f = call.func
+                called = f.id if isinstance(f, ast.Name) else getattr(f, "attr", "")
+                if called in ("register_model", "register"):
+                    found.append(name)
+                    assert name in inside, f"{name} registers {called} outside the closure"
+    assert {"workbench.model.bound", "workbench.model.schedule"} <= set(found)

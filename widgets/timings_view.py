@@ -227,7 +227,7 @@ class TimingsPanel:
         pass
 
     def close(self) -> None:
-        """Stop a running GPU redraw at its next record."""
+        """Stop a running GPU redraw (its process is killed)."""
         self._closed = True
 
     def records(self):
@@ -277,8 +277,8 @@ class TimingsPanel:
             self.status.value = line
             self._own = (self.status, *own)
             self._draw_gpu()
-        # a redraw under way for records drawn before is stale: it ends at its
-        # next record, and one for these starts now
+        # a redraw under way for records drawn before is stale: its process is
+        # killed, and one for these starts now
         if mode not in ("sync", "off") and "being computed" in self.gpu_line:
             self.bounding = threading.Thread(target=self._bound_again, args=(kernel, gen),
                                              name="timings-bounds", daemon=True)
@@ -296,18 +296,19 @@ class TimingsPanel:
         their own, then redraw their figures unless a newer show() came
         meanwhile. In this thread they took about 2 minutes of the kernel's
         interpreter, and a click meanwhile 125 ms instead of 40."""
-        from workbench.campaign.bounds import bound_apart
+        from workbench.campaign.bounds import Apart, bound_apart
         from workbench.campaign.data import gpu_rows
 
         def stale() -> bool:
             return self._closed or gen != self._gen
         try:
-            apart = bound_apart(gpu_rows(kernel.name, kernel.spec()), stop=stale)
-            if stale():
-                return
-            # no process could start: replayed here, as before
-            got = gpu_timing_figures(kernel, widget=False, bounds="cached" if apart else "now",
-                                     stop=stale)
+            try:
+                if bound_apart(gpu_rows(kernel.name, kernel.spec()), stop=stale) is None:
+                    return  # stopped: a newer show() or the explorer closed
+                got = gpu_timing_figures(kernel, widget=False, bounds="cached")
+            except Apart as why:  # replayed here instead, as before, and said
+                line, figs = gpu_timing_figures(kernel, widget=False, bounds="now", stop=stale)
+                got = (f"{line} ({why})", figs)
         except Exception as exc:  # noqa: BLE001 - said on the tab, not lost in a thread
             got = (f"{self.gpu_line}; bounding again failed: {type(exc).__name__}: {exc}",
                    self.gpu_figures)

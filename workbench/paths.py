@@ -64,4 +64,22 @@ def shipped_data_dir() -> Path:
     return Path(__file__).resolve().parents[1] / "data"
 
 
-__all__ = ["checkout_root", "data_dir", "shipped_data_dir", "user_data_dir"]
+def write_atomic(path: Path, text: str, prefix: str | None = None) -> Path:
+    """Write `text` to `path` whole or not at all: a temporary file beside
+    it, then a rename, so a reader never sees half a file and a failed
+    write leaves nothing behind."""
+    import tempfile
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=prefix or path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+__all__ = ["checkout_root", "data_dir", "shipped_data_dir", "user_data_dir", "write_atomic"]

@@ -13,14 +13,13 @@ after every change, so a restarted notebook kernel loses nothing.
 from __future__ import annotations
 
 import json
-import os
 import random
-import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .candidate import Candidate, Decision, as_objects, history_without
 from .errors import DeadEnd, InvalidDecision, WorkbenchError
+from .paths import write_atomic
 from .witness import DEAD, OPEN, PROVEN, adopt, extends, find_witness
 
 FORMAT = "workbench.explorer/1"
@@ -434,18 +433,7 @@ class Session:
                          for b in self.branches]})
 
     def save(self, path: str | Path | None = None) -> Path:
-        path = Path(path or self.path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        text = self.to_json()
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w") as fh:  # write then rename: never a half-written file
-                fh.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return path
+        return write_atomic(Path(path or self.path), self.to_json())
 
     def _autosave(self) -> None:
         """Save after a change; if that fails, the change is taken back (the

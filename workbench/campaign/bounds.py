@@ -9,16 +9,16 @@ otherwise share the interpreter with minutes of replaying."""
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import hashlib
 import json
 import multiprocessing
 import os
-import tempfile
 import time
 from pathlib import Path
 
-from ..paths import data_dir
+from ..paths import data_dir, write_atomic
 
 # what `bound(Candidate.replay(from_spec(spec), trail), target)` runs
 BOUND_MODULES = ("workbench.candidate", "workbench.kernels", "workbench.model",
@@ -56,10 +56,17 @@ def engine_fingerprint() -> str:
     """A digest of the sources a bound runs (`BOUND_MODULES` and every
     workbench module they import, read statically: `sources.closure_digest`,
     with the .space files): with a trail, its kernel spec and a target
-    table, they are all a bound depends on, so a bound cached under this
-    digest is today's, and editing a report or a view keeps the cache."""
+    table, they are all a bound depends on (with numpy's and Python's
+    versions), so a bound cached under this digest is today's, and editing
+    a report or a view keeps the cache."""
+    import platform
+
+    import numpy
+
     from ..sources import closure_digest
-    return closure_digest(BOUND_MODULES)
+    text = f"{closure_digest(BOUND_MODULES)} numpy {numpy.__version__} " \
+           f"python {platform.python_version()}"
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
 def _bound_key(r: dict, tables: dict, target=None) -> str:
@@ -84,12 +91,17 @@ def cache_file() -> Path:
     return data_dir() / "cache" / "bounds_now" / f"{engine_fingerprint()}.json"
 
 
+# bounds this process received from `bound_apart`, by cache file: read like
+# the file (a data directory that cannot be written still draws them)
+_KNOWN: dict = {}
+
+
 def _read(path: Path) -> dict:
     try:
         got = json.loads(path.read_text())
     except (OSError, ValueError):
-        return {}
-    return got if isinstance(got, dict) else {}
+        got = {}
+    return {**(got if isinstance(got, dict) else {}), **_KNOWN.get(str(path), {})}
 
 
 def bounds_now(rows, *, target=None, compute: bool = True, stop=None,
@@ -98,76 +110,118 @@ def bounds_now(rows, *, target=None, compute: bool = True, stop=None,
     `bound_now_error`): the bound today's model gives its trail on `target`
     (a table name or file; default the record's own: `current_bounds`),
     kept in `cache` (default `cache_file()`) and saved every few seconds
-    while replaying; `compute=False` reads only that cache (rows it lacks
-    come back without either key); `stop()`, asked before each record, ends
-    the replaying early (what was bounded is kept). The records themselves
-    are never rewritten."""
+    while replaying, and when replaying ends, however it ends;
+    `compute=False` reads only that cache (rows it lacks come back without
+    either key); `stop()`, asked before each record, ends the replaying
+    early (what was bounded is kept). The records themselves are never
+    rewritten."""
     rows = measured(rows)
     path, tables = cache or cache_file(), {}
     known = _read(path)
     keys = [_bound_key(r, tables, target) for r in rows]
     added, saved = {}, time.monotonic()
-    for r, k in zip(rows, keys):
-        if not compute or stop is not None and stop():
-            break
-        if k in known or k in added:
-            continue
-        got = current_bounds([r], target)[0]
-        added[k] = ({"bound_now_ns": got["bound_now_ns"]} if "bound_now_ns" in got
-                    else {"bound_now_error": got["bound_now_error"]})
-        if time.monotonic() - saved > _SAVE_S:
+    try:
+        for r, k in zip(rows, keys):
+            if not compute or stop is not None and stop():
+                break
+            if k in known or k in added:
+                continue
+            got = current_bounds([r], target)[0]
+            added[k] = ({"bound_now_ns": got["bound_now_ns"]} if "bound_now_ns" in got
+                        else {"bound_now_error": got["bound_now_error"]})
+            if time.monotonic() - saved > _SAVE_S:
+                _save(path, added)
+                saved = time.monotonic()
+    finally:
+        if added:
             _save(path, added)
-            saved = time.monotonic()
-    if added:
-        _save(path, added)
     known.update(added)
     return [{**r, **known.get(k, {})} for r, k in zip(rows, keys)]
 
 
 def _save(path: Path, added: dict) -> None:
-    """Add `added` to the cache file, whole or not at all (a reader never
-    sees half a file), keeping what another process saved meanwhile."""
+    """Add `added` to the cache file, whole or not at all, under an
+    exclusive lock (a lock file beside it), so that what another process
+    saved meanwhile is kept."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        merged = {**_read(path), **added}
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".bounds-", suffix=".json")
-        with os.fdopen(fd, "w") as f:
-            json.dump(merged, f)
-        os.replace(tmp, path)
+        with open(path.with_suffix(".lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+            try:
+                on_disk = json.loads(path.read_text())
+            except (OSError, ValueError):
+                on_disk = {}
+            merged = {**(on_disk if isinstance(on_disk, dict) else {}), **added}
+            write_atomic(path, json.dumps(merged), prefix=".bounds-")
     except OSError:
         pass  # a read-only data directory: the bounds are recomputed next time
 
 
-def _apart_main(rows, target, cache: str) -> None:
+class Apart(RuntimeError):
+    """Why `bound_apart` gave no bounds (the caller replays in its own process)."""
+
+
+def _apart_main(conn, rows, target, digest: str, parent: int) -> None:
     try:  # background work: the notebook kernel and the look-ahead come first
         os.nice(19)
     except (AttributeError, OSError):
         pass
-    bounds_now(rows, target=target, cache=Path(cache))
+    try:
+        if engine_fingerprint() != digest:  # the sources changed on disk since
+            conn.send(("error", "the engine's sources changed since this process loaded "
+                                "them: bounded here instead"))
+            return
+        got = bounds_now(rows, target=target, stop=lambda: os.getppid() != parent)
+        conn.send(("ok", [{k: r[k] for k in ("bound_now_ns", "bound_now_error") if k in r}
+                          for r in got]))
+    except Exception as exc:  # noqa: BLE001 - said to the parent, not lost in a child
+        conn.send(("error", f"{type(exc).__name__}: {exc}"))
 
 
-def bound_apart(rows, *, target=None, stop=None, poll_s: float = 0.2) -> bool:
-    """`bounds_now(rows)` in a spawned process at the lowest priority,
-    waiting for it here (a thread waiting holds no interpreter lock); the
-    cache file is the same, so `bounds_now(…, compute=False)` reads the
-    result. `stop()`, asked every `poll_s`, kills the process (what it saved
-    is kept). True when it finished; False when stopped, or when no process
-    could start (the caller may replay in its own)."""
+def bound_apart(rows, *, target=None, stop=None, poll_s: float = 0.2) -> list | None:
+    """`bounds_now(rows)` computed in a spawned process at the lowest
+    priority, waited for here (a waiting thread holds no interpreter lock:
+    the notebook's clicks keep theirs). The child checks it runs this
+    process's engine (`engine_fingerprint`), saves to the same cache, ends
+    if this process does, and sends its bounds back, which this process
+    keeps for `bounds_now(…, compute=False)` even where the cache cannot
+    be written. Returns `bounds_now`'s rows, or None when `stop()` (asked
+    every `poll_s`) ended it (the child is killed; what it saved is kept);
+    raises `Apart` saying why when no process started, or it died or
+    failed."""
+    rows = measured(rows)
     try:
         ctx = multiprocessing.get_context("spawn")  # a kernel's threads do not survive a fork
-        proc = ctx.Process(target=_apart_main, args=(measured(rows), target, str(cache_file())),
-                           daemon=True, name="workbench-bounds")
+        mine, theirs = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_apart_main, daemon=True, name="workbench-bounds",
+                           args=(theirs, rows, target, engine_fingerprint(), os.getpid()))
         proc.start()
-    except (OSError, RuntimeError, ValueError):
-        return False
-    while proc.is_alive():
-        if stop is not None and stop():
-            proc.kill()
-            proc.join(2)
-            return False
-        proc.join(poll_s)
-    return proc.exitcode == 0
+        theirs.close()
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise Apart(f"no process to bound in: {exc}") from None
+    try:
+        while not mine.poll(poll_s):
+            if stop is not None and stop():
+                proc.kill()
+                return None
+            if not proc.is_alive() and not mine.poll():
+                raise Apart(f"the bounding process ended (exit code {proc.exitcode})")
+        try:
+            kind, got = mine.recv()
+        except (EOFError, OSError) as exc:
+            raise Apart(f"the bounding process ended: {exc}") from None
+        if kind != "ok":
+            raise Apart(got)
+    finally:
+        proc.join(2)
+        mine.close()
+    tables: dict = {}
+    keep = _KNOWN.setdefault(str(cache_file()), {})
+    for r, g in zip(rows, got):
+        if g:
+            keep[_bound_key(r, tables, target)] = g
+    return [{**r, **g} for r, g in zip(rows, got)]
 
 
-__all__ = ["BOUND_MODULES", "bound_apart", "bounds_now", "cache_file", "current_bounds",
+__all__ = ["BOUND_MODULES", "Apart", "bound_apart", "bounds_now", "cache_file", "current_bounds",
            "engine_fingerprint", "measured"]

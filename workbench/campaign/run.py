@@ -505,7 +505,7 @@ def draw_ahead(options: CampaignOptions | None = None, **changes) -> dict:
 
 def report_only(out: Path, target: str | None = None) -> dict:
     """Redraw a finished (or cut-off) campaign's report on any machine, with
-    the counts of today's model beside the recorded bounds (`report.
+    the counts of today's model beside the recorded bounds (`bounds.
     current_bounds`) on `target` (default: the campaign's own target.json;
     another table when that one is known to be wrong); the records and
     campaign.json are only read."""
