@@ -625,3 +625,60 @@ def test_pinned_waits_by_hand():
     assert waits(impl(Loop(2, [], DimKind.LOOP, 3, [pair])))[:2] == (12, 12 * 270.0)
     # a load before a loop is waited for in its first iteration only
     assert waits(impl(Leaf(ld), unroll(Leaf(st), size=5)))[0] == 1
+
+
+def test_warp_cost_by_hand():
+    """H200: 32-byte sectors, 128-byte wavefronts. A warp of 32 lanes along
+    x stepping 32 floats (128 B) touches 32 sectors, 32 · 32 / 128 = 8
+    wavefronts; stepping 1 float, 128 contiguous bytes: 4 sectors, 1
+    wavefront; 16 × 2 lanes, rows 32 floats apart: two runs of 64 B, 4
+    sectors, 1 wavefront; lanes along x that the access does not step
+    along (a broadcast): 1 sector."""
+    hw = hardware("h200")
+    assert memory.warp_cost([32, 1, 1], {"x": 32}, (), 1, False, hw) == (32.0, 8.0)
+    assert memory.warp_cost([32, 1, 1], {"x": 1}, (), 1, False, hw) == (4.0, 1.0)
+    assert memory.warp_cost([16, 2, 1], {"x": 1, "y": 32}, (), 1, False, hw) == (4.0, 1.0)
+    assert memory.warp_cost([32, 4, 1], {"y": 1}, (), 1, False, hw) == (1.0, 1.0)
+
+
+@pytest.mark.parametrize("name, sizes", [("matmul", {"m": 64, "n": 64, "k": 32}),
+                                         ("axpy", {"n": 1 << 16})])
+def test_a_settled_warp_is_every_completions(name, sizes):
+    """Decisions in a person's (random) order: wherever the block's thread
+    layout is settled (`memory.thread_layout`), a global load's warp
+    pattern read from the open candidate (`memory.settled_warp`) is the
+    fixed candidate's (`memory.warp_access`), and the bound uses it."""
+    from workbench.codegen.tree import Implementation
+    from workbench.model.bound import _Model
+    hw = hardware("h200")
+    root = wb.Candidate.root(wb.kernels.build_kernel(name, sizes))
+    checked = nontrivial = used = 0
+    for seed in range(3):
+        fixed = random_fixed(root, random.Random(seed))
+        impl = Implementation(fixed)
+        pending = list(fixed.trail)
+        random.Random(seed + 99).shuffle(pending)
+        c = root
+        while pending:
+            rest = []
+            for d in pending:
+                try:
+                    c = c.decide(d)
+                except wb.InvalidDecision:  # its objects come from a later lowering
+                    rest.append(d)
+                    continue
+                f = Facts(c)
+                layout = memory.thread_layout(f, c.kernel)
+                for s in c.kernel.instructions() if layout is not None else ():
+                    got = memory.settled_warp(f, layout, s, hw)
+                    if got is not None:
+                        assert got == memory.warp_access(
+                            impl, fixed.kernel.instruction(s.name), hw), (seed, s.name)
+                        checked += 1
+                        nontrivial += got != (1.0, 1.0)
+                        if got != (1.0, 1.0) and not c.is_fixed and used < 3:
+                            assert _Model(Facts(c), hw).warp(s) == got  # what the bound reads
+                            used += 1
+            assert len(rest) < len(pending)
+            pending = rest
+    assert checked >= 10 and nontrivial >= 1 and used >= 1

@@ -28,6 +28,46 @@ from ..space.values import DimKind, MemSpace, Order, ThreadMapping, ensure_value
 HW = ("x", "y", "z")
 
 
+def hardware_groups(loops, mapping, size) -> list[list]:
+    """Thread loops by hardware dimension, x first: the classes of
+    `mapping(a, b) == MAPPED` (a `thread_mapping` value of two loops),
+    innermost first (`OUT`: a encloses b), so that warps run along the
+    innermost; of three, z the smaller (`size(loop)`: z holds at most 64
+    threads). The code generator lays out every block this way, and the
+    model reads a candidate's layout through it once its thread choices are
+    settled (`model.memory.thread_layout`)."""
+    groups: list[list] = []
+    for lp in loops:  # classes of thread_mapping MAPPED
+        for g in groups:
+            if mapping(lp, g[0]) == ThreadMapping.MAPPED:
+                g.append(lp)
+                break
+        else:
+            groups.append([lp])
+
+    def outer(g, h):
+        return -1 if mapping(g[0], h[0]) == ThreadMapping.OUT else 1
+    groups.sort(key=functools.cmp_to_key(outer))
+    groups.reverse()  # innermost first: it takes x, so warps run along it
+    if len(groups) > 3:
+        raise WorkbenchError(f"{len(groups)} hardware thread dimensions needed")
+    if len(groups) == 3 and size(groups[1][0]) < size(groups[2][0]):
+        groups[1], groups[2] = groups[2], groups[1]  # z holds at most 64 threads
+    return groups
+
+
+def array_steps(inst, size) -> list[tuple]:
+    """(dim, coefficient) of the linear address of an access to a kernel
+    array (eq. 4.2): a dimension steps by its logical dimension's stride
+    times the sizes (`size(dim)`) of the strip levels inside it."""
+    out = []
+    for d in inst.dims:
+        inner = math.prod(size(e) for e in inst.dims
+                          if e.logical is d.logical and e.level > d.level)
+        out.append((d, inst.array.strides[d.logical.name] * inner))
+    return out
+
+
 @dataclass(eq=False)
 class Loop:
     id: int
@@ -164,23 +204,8 @@ class Implementation:
     def _map_hardware(self) -> None:
         k = self.kernel
         threads = [lp for lp in self.loops if lp.kind == DimKind.THREAD]
-        groups: list[list[Loop]] = []
-        for lp in threads:  # classes of thread_mapping MAPPED
-            for g in groups:
-                if self._thread_map(lp.rep, g[0].rep) == ThreadMapping.MAPPED:
-                    g.append(lp)
-                    break
-            else:
-                groups.append([lp])
-
-        def outer(g, h):
-            return -1 if self._thread_map(g[0].rep, h[0].rep) == ThreadMapping.OUT else 1
-        groups.sort(key=functools.cmp_to_key(outer))
-        groups.reverse()  # innermost first: it takes x, so warps run along it
-        if len(groups) > 3:
-            raise WorkbenchError(f"{len(groups)} hardware thread dimensions needed")
-        if len(groups) == 3 and groups[1][0].size < groups[2][0].size:
-            groups[1], groups[2] = groups[2], groups[1]  # z holds at most 64 threads
+        groups = hardware_groups(threads, lambda a, b: self._thread_map(a.rep, b.rep),
+                                 lambda lp: lp.size)
         self.block_dim = [1, 1, 1]
         for h, g in enumerate(groups):
             for lp in g:
@@ -231,12 +256,7 @@ class Implementation:
                 out.append((p[side], stride))
                 stride *= self.size[p[0].name]
             return out[::-1]
-        out = []
-        for d in inst.dims:
-            inner = math.prod(self.size[e.name] for e in inst.dims
-                              if e.logical is d.logical and e.level > d.level)
-            out.append((d, a.strides[d.logical.name] * inner))
-        return out
+        return array_steps(inst, lambda e: self.size[e.name])
 
     # ---------------------------------------------------------- threads
     def thread_loops(self, inst) -> dict:

@@ -276,13 +276,24 @@ class _Model:
     def warp(self, s, width: int | None = None) -> tuple[float, float]:
         """(sectors, wavefronts) per warp access, each lane moving `width`
         elements (its VECTOR size if None): exact minimum over warps when
-        the implementation is fixed, one of each otherwise."""
-        if self.impl is None:
-            return (0.0 if memory.surely_shared(self.f, s) else 1.0), 1.0
+        the implementation is fixed, or on a GPU target for a global load
+        of a kernel array whose warps are already laid out
+        (`memory.settled_warp`: coalescing shows in the bound as soon as
+        the thread choices settle), one of each otherwise."""
         key = (s.name, width)
-        if key not in self._warp:
-            self._warp[key] = memory.warp_access(self.impl, s, self.hw, width)
-        return self._warp[key]
+        got = self._warp.get(key)
+        if got is not None:
+            return got
+        if self.impl is not None:
+            got = memory.warp_access(self.impl, s, self.hw, width)
+        elif self.hw.runs == "cuda" and width is None:
+            if "layout" not in self._warp:
+                self._warp["layout"] = memory.thread_layout(self.f, self.k)
+            got = memory.settled_warp(self.f, self._warp["layout"], s, self.hw)
+        if got is None:
+            got = (0.0 if memory.surely_shared(self.f, s) else 1.0), 1.0
+        self._warp[key] = got
+        return got
 
     def warp_factor(self, s) -> float:
         """Warp granularity (§5.3.1): lanes of partly filled warps still

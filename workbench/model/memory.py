@@ -7,7 +7,10 @@ mapping of an access is fixed, the lanes of every warp of a block are laid
 out as the generated code lays them (x fastest, guards included) and the
 minimum over warps is taken; addresses are only known up to a base offset,
 so global sectors count a cover by 32-byte windows of any alignment, which
-no aligned layout can beat.
+no aligned layout can beat. A global load of a kernel array needs less
+than a fixed candidate: once the block's layout (`thread_layout`) and the
+load's own sizes and vector width are settled, every implementation below
+lays its warps out alike (`settled_warp`), whatever stays open.
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ import math
 import numpy as np
 
 from ..codegen.printer import PINNED_STORES, prints_intrinsic
-from ..space.values import Cache, DimKind, MemSpace
+from ..codegen.tree import HW, array_steps, hardware_groups
+from ..errors import WorkbenchError
+from ..space.values import Cache, DimKind, MemSpace, Order
 from .facts import VECTOR_MAX, merges_along
 from .hardware import Hardware
 
@@ -147,19 +152,99 @@ def warp_access(impl, inst, hw: Hardware, width: int | None = None) -> tuple[flo
     """(sectors, wavefronts) of the warp accesses of `inst` in a fixed
     implementation, each lane moving `width` consecutive elements (its
     VECTOR size if None): the minimum over the warps of a block."""
-    bx, by, bz = impl.block_dim
-    threads = bx * by * bz
     coef = {d.name: c for d, c in impl.coefficients(inst)}
-    vec = width or impl.vector_size(inst)
+    steps = {h: sum(coef.get(d.name, 0) for d in lp.dims)
+             for h, lp in impl.thread_loops(inst).items()}
+    shared = inst.array.temporary and impl.mem_space[inst.array.name] == MemSpace.SHARED
+    return warp_cost(impl.block_dim, steps, impl.guard(inst), width or impl.vector_size(inst),
+                     shared, hw)
+
+
+class _Open(Exception):
+    """A choice `thread_layout` depends on is still open."""
+
+
+def thread_layout(facts, kernel) -> tuple | None:
+    """(block_dim, {dimension name: hardware dim}) that every implementation
+    below the candidate has, laid out as the code generator lays it
+    (`codegen.tree.hardware_groups`); None while a choice it depends on is
+    open: a dimension that may or may not be a THREAD, a THREAD's size, or
+    the `thread_mapping` of two THREADs. The code groups its loops (classes
+    of merged dimensions) by MAPPED; merged THREADs are MAPPED (gpu.space),
+    so grouping the dimensions themselves gives the same hardware dims
+    whichever merges follow. Lowerings add instructions, never dimensions:
+    no later decision adds a thread."""
+    threads = []
+    for d in kernel.dims():
+        kinds = facts.kinds(d)
+        if DimKind.THREAD in kinds:
+            if kinds != {DimKind.THREAD} or len(facts.sizes(d)) != 1:
+                return None
+            threads.append(d)
+    rel = {}
+    for i, a in enumerate(threads):
+        for b in threads[i + 1:]:
+            for x, y in ((a, b), (b, a)):
+                dom = facts.dom("thread_mapping", x, y)
+                if len(dom) != 1:
+                    return None
+                rel[(x.name, y.name)] = next(iter(dom))
+    try:
+        groups = hardware_groups(threads, lambda x, y: rel[(x.name, y.name)],
+                                 lambda d: facts.sizes(d)[0])
+    except WorkbenchError:  # more than three hardware dims: no implementation
+        return None
+    block_dim = [facts.sizes(g[0])[0] for g in groups] + [1] * (3 - len(groups))
+    return block_dim, {d.name: HW[h] for h, g in enumerate(groups) for d in g}
+
+
+def settled_warp(facts, layout, inst, hw: Hardware) -> tuple[float, float] | None:
+    """`warp_access` of a global load of a kernel array before the candidate
+    is fixed: once the block's `layout` (`thread_layout`), the sizes of the
+    load's own dimensions and its vector width are settled, every
+    implementation below runs its warps alike (a load runs unguarded in
+    every thread, its address steps along its own THREAD dimensions only,
+    and it is an intrinsic no compiler widens: `asm_access`); None before."""
+    a = inst.array
+    if layout is None or inst.op != "load" or a is None or a.temporary:
+        return None
+    block_dim, hw_of = layout
+    vec = 1
+    for d in inst.dims:
+        kinds = facts.kinds(d)
+        if len(facts.sizes(d)) != 1 or DimKind.VECTOR in kinds and kinds != {DimKind.VECTOR}:
+            return None
+        if kinds == {DimKind.VECTOR}:
+            vec = facts.sizes(d)[0]
+    for e in inst.kernel.dims():  # no other statement's VECTOR loop may enclose it
+        if e not in inst.dims and DimKind.VECTOR in facts.kinds(e) \
+                and Order.OUT in facts.order(e, inst):
+            return None
+    steps: dict = {}
+    for d, c in array_steps(inst, lambda e: facts.sizes(e)[0]):
+        h = hw_of.get(d.name)
+        if h is not None:
+            steps[h] = steps.get(h, 0) + c
+    return warp_cost(block_dim, steps, (), vec, False, hw)
+
+
+def warp_cost(block_dim, steps: dict, guards, vec: int, shared: bool,
+              hw: Hardware) -> tuple[float, float]:
+    """(sectors, wavefronts), the least over the warps of a block of
+    `block_dim` threads (x fastest), of an access whose address steps by
+    `steps[h]` elements along hardware dim h, run by the threads `guards`
+    allow ((h, "<" or "==", n) each), each lane moving `vec` consecutive
+    elements, to shared memory (banks) or global (sectors)."""
+    bx, by, bz = block_dim
+    threads = bx * by * bz
     t = np.arange(threads)
     tid = {"x": t % bx, "y": (t // bx) % by, "z": t // (bx * by)}
     addr = np.zeros(threads, dtype=np.int64)
     active = np.ones(threads, dtype=bool)
-    for h, lp in impl.thread_loops(inst).items():
-        addr += tid[h] * sum(coef.get(d.name, 0) for d in lp.dims)
-    for h, op, n in impl.guard(inst):  # the threads that run it
+    for h, step in steps.items():
+        addr += tid[h] * step
+    for h, op, n in guards:  # the threads that run it
         active &= (tid[h] < n) if op == "<" else (tid[h] == n)
-    shared = inst.array.temporary and impl.mem_space[inst.array.name] == MemSpace.SHARED
     patterns = set()
     for w0 in range(0, threads, hw.warp_size):
         a = addr[w0:w0 + hw.warp_size][active[w0:w0 + hw.warp_size]]
