@@ -676,9 +676,15 @@ def test_a_settled_warp_is_every_completions(name, sizes):
                             impl, fixed.kernel.instruction(s.name), hw), (seed, s.name)
                         checked += 1
                         nontrivial += got != (1.0, 1.0)
-                        if got != (1.0, 1.0) and not c.is_fixed and used < 3:
+                        if got[1] > 1 and not c.is_fixed and used < 3:
                             assert _Model(Facts(c), hw).warp(s) == got  # what the bound reads
+                            # and what the Bound tab says of it
+                            said = f"{s.name}: "
+                            assert any(n.text.startswith(said) and
+                                       f"({got[1]:g} wavefronts a warp access)" in n.text
+                                       for n in wb.bound(c, "h200").justification.walk())
                             used += 1
             assert len(rest) < len(pending)
             pending = rest
-    assert checked >= 10 and nontrivial >= 1 and used >= 1
+    # axpy's loads are coalesced or broadcast on these seeds: one wavefront
+    assert checked >= 10 and nontrivial >= 1 and (used >= 1 or name == "axpy")

@@ -86,6 +86,7 @@ class _Model:
             else None
         self.level_ns: dict = {}
         self._warp: dict = {}
+        self._notes: dict = {}  # resource -> {statement: why it costs that much}
         self._widths: dict = {}  # statement -> the widths the compiler may merge it to
         self._counts: dict = {}
         self._foreign: dict = {}  # (level, store) -> dims that surely map to its kinds
@@ -482,6 +483,9 @@ class _Model:
             cost = [(n_elem / w, *self.warp(s, w)) for w in self.merge_widths(s)]
         if "lsu" in out:
             out["lsu"][s.name] = n if level == 0 else min(m * wf for m, _, wf in cost) / ws
+            if level and len(cost) == 1 and cost[0][2] > 1:  # a known warp pattern, in words
+                self._notes.setdefault("lsu", {})[s.name] = \
+                    f"{cost[0][2]:g} wavefronts a warp access"
         replays = min(m * (wf - 1) for m, _, wf in cost)
         if "issue" in out and level >= 1 and self.hw.replays_issue and replays > 0:
             # Kepler: each wavefront past the first replays the warp
@@ -489,6 +493,9 @@ class _Model:
             out["issue"][f"{s.name} (replays)"] = replays
         if "l2_bytes" in out and memory.bypasses_l1(self.f, s, self.hw):
             out["l2_bytes"][s.name] = min(m * c for m, c, _ in cost) * self.hw.sector_bytes / ws
+            if len(cost) == 1 and cost[0][1] > 1:
+                self._notes.setdefault("l2_bytes", {})[s.name] = \
+                    f"{cost[0][1]:g} sectors a warp access"
 
     def loop_iterations(self, level: int) -> dict:
         """{loop: (iterations, taken back-edges)} per instance of `level` of
@@ -552,7 +559,7 @@ class _Model:
             amount = sum(contrib.values())
             if amount <= 0:
                 continue
-            n = usage_node(self.hw, lvl, r, amount, contrib)
+            n = usage_node(self.hw, lvl, r, amount, contrib, self._notes.get(r))
             others.append(n)
             if n.fields["cycles"] > best:
                 best, node = n.fields["cycles"], n

@@ -92,8 +92,11 @@ def _si(x: float) -> str:
     return f"{x:.3g} "
 
 
-def usage_node(hw: Hardware, level: str, resource: str, amount: float, contributors: dict
-               ) -> Justification:
+def usage_node(hw: Hardware, level: str, resource: str, amount: float, contributors: dict,
+               notes: dict | None = None) -> Justification:
+    """The Usage node of one resource at one level, a child per contributor
+    (its `notes[name]`, when given, says why it costs what it does)."""
+    notes = notes or {}
     rate = hw.rate(level, resource)
     cycles = amount / rate
     unit, what = RESOURCES[resource]
@@ -105,7 +108,8 @@ def usage_node(hw: Hardware, level: str, resource: str, amount: float, contribut
         text = (f"limited by {what} at the {level_name(hw, level)} level: {_si(amount)}{unit} "
                 f"at {rate:g} per cycle ({_si(per_s)}{unit}/s)")
     top = sorted(contributors.items(), key=lambda kv: -kv[1])
-    kids = [Justification("Usage", hw.ns(v / rate), f"{name}: {_si(v)}{unit}",
+    kids = [Justification("Usage", hw.ns(v / rate), f"{name}: {_si(v)}{unit}"
+                          + (f" ({notes[name]})" if name in notes else ""),
                           {"statement": name, "amount": v}) for name, v in top if v > 0]
     return Justification("Usage", hw.ns(cycles), text,
                          {"level": level, "resource": resource, "amount": amount,
