@@ -645,9 +645,10 @@ def test_warp_cost_by_hand():
                                          ("axpy", {"n": 1 << 16})])
 def test_a_settled_warp_is_every_completions(name, sizes):
     """Decisions in a person's (random) order: wherever the block's thread
-    layout is settled (`memory.thread_layout`), a global load's warp
-    pattern read from the open candidate (`memory.settled_warp`) is the
-    fixed candidate's (`memory.warp_access`), and the bound uses it."""
+    layout is settled (`memory.thread_layout`), an access's warp patterns
+    read from the open candidate (`memory.settled_costs`: each width the
+    compiler may give it) are the fixed candidate's (`memory.warp_access`
+    over `memory.merge_widths`), and the bound uses and says them."""
     from workbench.codegen.tree import Implementation
     from workbench.model.bound import _Model
     hw = hardware("h200")
@@ -670,18 +671,19 @@ def test_a_settled_warp_is_every_completions(name, sizes):
                 f = Facts(c)
                 layout = memory.thread_layout(f, c.kernel)
                 for s in c.kernel.instructions() if layout is not None else ():
-                    got = memory.settled_warp(f, layout, s, hw)
+                    got = memory.settled_costs(f, layout, s, hw)
                     if got is not None:
-                        assert got == memory.warp_access(
-                            impl, fixed.kernel.instruction(s.name), hw), (seed, s.name)
+                        x = fixed.kernel.instruction(s.name)
+                        assert got == [(w, *memory.warp_access(impl, x, hw, w))
+                                       for w in memory.merge_widths(impl, x)], (seed, s.name)
                         checked += 1
-                        nontrivial += got != (1.0, 1.0)
-                        if got[1] > 1 and not c.is_fixed and used < 3:
-                            assert _Model(Facts(c), hw).warp(s) == got  # what the bound reads
+                        nontrivial += any(c_[1:] != (1.0, 1.0) for c_ in got)
+                        if len(got) == 1 and got[0][2] > 1 and not c.is_fixed and used < 3:
+                            assert _Model(Facts(c), hw).settled(s) == got  # what the bound reads
                             # and what the Bound tab says of it
                             said = f"{s.name}: "
                             assert any(n.text.startswith(said) and
-                                       f"({got[1]:g} wavefronts a warp access)" in n.text
+                                       f"({got[0][2]:g} wavefronts a warp access)" in n.text
                                        for n in wb.bound(c, "h200").justification.walk())
                             used += 1
             assert len(rest) < len(pending)

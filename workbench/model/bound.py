@@ -277,24 +277,27 @@ class _Model:
     def warp(self, s, width: int | None = None) -> tuple[float, float]:
         """(sectors, wavefronts) per warp access, each lane moving `width`
         elements (its VECTOR size if None): exact minimum over warps when
-        the implementation is fixed, or on a GPU target for a global load
-        of a kernel array whose warps are already laid out
-        (`memory.settled_warp`: coalescing shows in the bound as soon as
-        the thread choices settle), one of each otherwise."""
+        the implementation is fixed, one of each otherwise."""
+        if self.impl is None:
+            return (0.0 if memory.surely_shared(self.f, s) else 1.0), 1.0
         key = (s.name, width)
-        got = self._warp.get(key)
-        if got is not None:
-            return got
-        if self.impl is not None:
-            got = memory.warp_access(self.impl, s, self.hw, width)
-        elif self.hw.runs == "cuda" and width is None:
-            if "layout" not in self._warp:
-                self._warp["layout"] = memory.thread_layout(self.f, self.k)
-            got = memory.settled_warp(self.f, self._warp["layout"], s, self.hw)
-        if got is None:
-            got = (0.0 if memory.surely_shared(self.f, s) else 1.0), 1.0
-        self._warp[key] = got
-        return got
+        if key not in self._warp:
+            self._warp[key] = memory.warp_access(self.impl, s, self.hw, width)
+        return self._warp[key]
+
+    def settled(self, s) -> list | None:
+        """`memory.settled_costs` of `s` on a GPU target (an open candidate
+        whose warps for `s` are already laid out: coalescing and bank
+        conflicts show in the bound before the candidate is fixed), once
+        per model; None while they are not."""
+        if self.impl is not None or self.hw.runs != "cuda":
+            return None
+        if "layout" not in self._warp:
+            self._warp["layout"] = memory.thread_layout(self.f, self.k)
+        key = ("settled", s.name)
+        if key not in self._warp:
+            self._warp[key] = memory.settled_costs(self.f, self._warp["layout"], s, self.hw)
+        return self._warp[key]
 
     def warp_factor(self, s) -> float:
         """Warp granularity (§5.3.1): lanes of partly filled warps still
@@ -477,7 +480,10 @@ class _Model:
         open choices a warp access costs at least one of each, and `n` is
         already the fewest instructions."""
         ws = self.hw.warp_size
-        if self.impl is None or self.hw.runs != "cuda":
+        settled = self.settled(s)
+        if settled is not None:  # laid out already: its fewest elements at each width
+            cost = [(n_elem / w, sectors, waves) for w, sectors, waves in settled]
+        elif self.impl is None or self.hw.runs != "cuda":
             cost = [(n, *self.warp(s))]
         else:
             cost = [(n_elem / w, *self.warp(s, w)) for w in self.merge_widths(s)]

@@ -7,10 +7,10 @@ mapping of an access is fixed, the lanes of every warp of a block are laid
 out as the generated code lays them (x fastest, guards included) and the
 minimum over warps is taken; addresses are only known up to a base offset,
 so global sectors count a cover by 32-byte windows of any alignment, which
-no aligned layout can beat. A global load of a kernel array needs less
-than a fixed candidate: once the block's layout (`thread_layout`) and the
-load's own sizes and vector width are settled, every implementation below
-lays its warps out alike (`settled_warp`), whatever stays open.
+no aligned layout can beat. An access needs less than a fixed candidate:
+once the block's layout (`thread_layout`) and what the access's own
+addresses and width depend on are settled, every implementation below
+lays its warps out alike (`settled_costs`), whatever stays open.
 """
 
 from __future__ import annotations
@@ -134,10 +134,16 @@ def merge_widths(impl, inst) -> list[int]:
     vec = impl.vector_size(inst)
     if prints_intrinsic(impl, inst):
         return [vec]  # an intrinsic (`asm_access`): nvcc does not merge its copies
+    return _widths(vec, [(impl.size[d.name], c) for d, c in impl.coefficients(inst)
+                         if impl.kind[d.name] in (DimKind.UNROLL, DimKind.VECTOR)])
+
+
+def _widths(vec: int, unrolled) -> list[int]:
+    """`merge_widths` from the access's VECTOR size and the (size, step) of
+    its UNROLL and VECTOR dimensions."""
     offsets = np.zeros(1, dtype=np.int64)
-    for d, c in impl.coefficients(inst):
-        size = impl.size[d.name]
-        if c and size > 1 and impl.kind[d.name] in (DimKind.UNROLL, DimKind.VECTOR):
+    for size, c in unrolled:
+        if c and size > 1:
             if offsets.size * size > _OFFSETS_MAX:  # cannot happen within the unroll limit
                 return [w for w in _WIDTHS if w >= vec and w % vec == 0]
             offsets = np.unique((offsets[:, None] + abs(c) * np.arange(size)).ravel())
@@ -198,34 +204,104 @@ def thread_layout(facts, kernel) -> tuple | None:
     return block_dim, {d.name: HW[h] for h, g in enumerate(groups) for d in g}
 
 
-def settled_warp(facts, layout, inst, hw: Hardware) -> tuple[float, float] | None:
-    """`warp_access` of a global load of a kernel array before the candidate
-    is fixed: once the block's `layout` (`thread_layout`), the sizes of the
-    load's own dimensions and its vector width are settled, every
-    implementation below runs its warps alike (a load runs unguarded in
-    every thread, its address steps along its own THREAD dimensions only,
-    and it is an intrinsic no compiler widens: `asm_access`); None before."""
+def settled_costs(facts, layout, inst, hw: Hardware) -> list[tuple] | None:
+    """[(width, sectors, wavefronts)] of an access before the candidate is
+    fixed, one per width the compiler may give it (`merge_widths`), once
+    everything its warps depend on is settled, so that every implementation
+    below runs them alike; None before. That is: the block's `layout`
+    (`thread_layout`); the sizes of its own dimensions and which of them
+    are UNROLL or VECTOR; for a temporary, its memory space and the layout
+    the code gives it (`codegen.tree._layouts`: which pairs are BLOCK or
+    fused, the VECTOR pair innermost); for a store, its cache directive
+    (an intrinsic or a plain store the compiler may widen). A load runs in
+    every thread; a store only along the hardware dims its own THREADs take
+    (`codegen.tree.guard`: MAPPED THREADs have equal sizes, so no narrower
+    guard)."""
     a = inst.array
-    if layout is None or inst.op != "load" or a is None or a.temporary:
+    if layout is None or a is None or not inst.is_mem():
         return None
     block_dim, hw_of = layout
-    vec = 1
+    own = _own_widths(facts, inst)
+    spaces = facts.dom("mem_space", a) if a.temporary else {MemSpace.GLOBAL}
+    if own is None or len(spaces) != 1:
+        return None
+    vec, unrolled_dims = own
+    shared = MemSpace.SHARED in spaces
+    steps = _temp_steps(facts, inst) if a.temporary else \
+        array_steps(inst, lambda e: facts.sizes(e)[0])
+    intrinsic = False if shared else True if inst.op == "load" else \
+        _settled_intrinsic(facts.dom("cache", inst))
+    if steps is None or intrinsic is None:
+        return None
+    by_hw: dict = {}
+    for d, c in steps:
+        h = hw_of.get(d.name)
+        if h is not None:
+            by_hw[h] = by_hw.get(h, 0) + c
+    guards = []
+    if inst.op == "store":
+        own = {hw_of[d.name] for d in inst.dims if d.name in hw_of}
+        guards = [(h, "==", 0) for h, n in zip(HW, block_dim) if h not in own and n > 1]
+    step_of = {d.name: c for d, c in steps}
+    widths = [vec] if intrinsic else _widths(
+        vec, [(facts.sizes(d)[0], step_of.get(d.name, 0)) for d in unrolled_dims])
+    return [(w, *warp_cost(block_dim, by_hw, guards, w, shared, hw)) for w in widths]
+
+
+def _own_widths(facts, inst) -> tuple | None:
+    """(its VECTOR size, its UNROLL and VECTOR dims) once the sizes of the
+    access's dimensions and which of them are UNROLL or VECTOR are settled
+    (and no other statement's VECTOR loop may enclose it); None before."""
+    vec, unrolled = 1, []
     for d in inst.dims:
         kinds = facts.kinds(d)
-        if len(facts.sizes(d)) != 1 or DimKind.VECTOR in kinds and kinds != {DimKind.VECTOR}:
+        seq = kinds & {DimKind.UNROLL, DimKind.VECTOR}
+        if len(facts.sizes(d)) != 1 or seq and seq != kinds or \
+                DimKind.VECTOR in kinds and kinds != {DimKind.VECTOR}:
             return None
         if kinds == {DimKind.VECTOR}:
             vec = facts.sizes(d)[0]
-    for e in inst.kernel.dims():  # no other statement's VECTOR loop may enclose it
+        if seq:
+            unrolled.append(d)
+    for e in inst.kernel.dims():
         if e not in inst.dims and DimKind.VECTOR in facts.kinds(e) \
                 and Order.OUT in facts.order(e, inst):
             return None
-    steps: dict = {}
-    for d, c in array_steps(inst, lambda e: facts.sizes(e)[0]):
-        h = hw_of.get(d.name)
-        if h is not None:
-            steps[h] = steps.get(h, 0) + c
-    return warp_cost(block_dim, steps, (), vec, False, hw)
+    return vec, unrolled
+
+
+def _settled_intrinsic(caches) -> bool | None:
+    """A global store is an intrinsic when every cache directive left has
+    one, a plain store when none has; None while both remain."""
+    if caches <= PINNED_STORES:
+        return True
+    return None if caches & PINNED_STORES else False
+
+
+def _temp_steps(facts, inst) -> list[tuple] | None:
+    """`codegen.tree`'s coefficients of a temporary's access from the open
+    candidate, or None while its layout is open: row-major over the pairs
+    whose producer is not a BLOCK and does not share the consumer's loop,
+    the producer's VECTOR pair innermost."""
+    a = inst.array
+    pairs = []
+    for p in a.pairs:
+        kinds = facts.kinds(p[0])
+        if DimKind.BLOCK in kinds and kinds != {DimKind.BLOCK} or len(facts.sizes(p[0])) != 1:
+            return None
+        if facts.may_merge(p[0], p[1]) and not facts.surely_merged(p[0], p[1]):
+            return None
+        if p[0] is a.vector_src and DimKind.VECTOR in kinds and kinds != {DimKind.VECTOR}:
+            return None
+        if kinds != {DimKind.BLOCK} and not facts.surely_merged(p[0], p[1]):
+            pairs.append(p)
+    pairs.sort(key=lambda p: p[0] is a.vector_src and facts.kinds(p[0]) == {DimKind.VECTOR})
+    side = 0 if inst.op == "store" else 1
+    out, stride = [], 1
+    for p in reversed(pairs):
+        out.append((p[side], stride))
+        stride *= facts.sizes(p[0])[0]
+    return out[::-1]
 
 
 def warp_cost(block_dim, steps: dict, guards, vec: int, shared: bool,
