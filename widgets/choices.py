@@ -135,6 +135,10 @@ class ChoicesPanel:
         are on, and the candidate."""
         return (self._ex.session.target, cand.digest())
 
+    def _label(self, cand, ch):
+        """The (phase, [Option]) kept for choice `ch` of `cand`, or None."""
+        return self._labels.get((self._seen_as(cand), ch.name, ch.objects))
+
     # ------------------------------------------------------------ listing
     def listed(self, chs: list, cand) -> tuple[list, str]:
         """The open choices `chs` on show — filtered, grouped (or ranked when
@@ -171,7 +175,7 @@ class ChoicesPanel:
         return [(r.choice, r.objects) for r in ranked if r.spread_ns > 0]
 
     def _row(self, cand, ch) -> dict:
-        got = self._labels.get((self._seen_as(cand), ch.name, ch.objects))
+        got = self._label(cand, ch)
         by_value = {o.value: o for o in got[1]} if got else {}
         return {"key": choice_key(ch.name, ch.objects),
                 "label": choice_label(cand, ch.name, ch.objects),
@@ -360,7 +364,7 @@ class ChoicesPanel:
             cand, listed = self._shown
             bounds = set()
             for ch in listed:
-                got = self._labels.get((self._seen_as(cand), ch.name, ch.objects))
+                got = self._label(cand, ch)
                 if not got:
                     return False
                 bounds |= {round(o.bound_ns, 3) for o in got[1] if o.bound_ns is not None}
@@ -391,7 +395,7 @@ class ChoicesPanel:
         if gen == self.gen:
             cand, listed = self._shown
             for ch in listed:
-                got = self._labels.get((self._seen_as(cand), ch.name, ch.objects))
+                got = self._label(cand, ch)
                 if got and got[1] and all(o.status == DEAD for o in got[1]):
                     self._ex.show_stuck(ch, gen=gen)
                     break

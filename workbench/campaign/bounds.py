@@ -96,12 +96,17 @@ def cache_file() -> Path:
 _KNOWN: dict = {}
 
 
-def _read(path: Path) -> dict:
+def _on_disk(path: Path) -> dict:
+    """The cache file's bounds ({} when it is missing or not a cache)."""
     try:
         got = json.loads(path.read_text())
     except (OSError, ValueError):
-        got = {}
-    return {**(got if isinstance(got, dict) else {}), **_KNOWN.get(str(path), {})}
+        return {}
+    return got if isinstance(got, dict) else {}
+
+
+def _read(path: Path) -> dict:
+    return {**_on_disk(path), **_KNOWN.get(str(path), {})}
 
 
 def bounds_now(rows, *, target=None, compute: bool = True, stop=None,
@@ -147,12 +152,7 @@ def _save(path: Path, added: dict) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path.with_suffix(".lock"), "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-            try:
-                on_disk = json.loads(path.read_text())
-            except (OSError, ValueError):
-                on_disk = {}
-            merged = {**(on_disk if isinstance(on_disk, dict) else {}), **added}
-            write_atomic(path, json.dumps(merged), prefix=".bounds-")
+            write_atomic(path, json.dumps({**_on_disk(path), **added}), prefix=".bounds-")
     except OSError:
         pass  # a read-only data directory: the bounds are recomputed next time
 

@@ -68,6 +68,31 @@ def array_steps(inst, size) -> list[tuple]:
     return out
 
 
+def temp_pairs(array, kind, fused) -> list[tuple]:
+    """The pairs a temporary is indexed by: those whose producer is not a
+    BLOCK (one copy per block) and that are not `fused` (written and read
+    in the same iteration), a pair stored as vectors innermost (gpu.space's
+    `array_size`); `kind(dim)` a dimension's kind. The code generator lays
+    temporaries out this way, and the model once those choices are settled
+    (`model.memory.settled_costs`)."""
+    pairs = [p for p in array.pairs if kind(p[0]) != DimKind.BLOCK and not fused(p)]
+    pairs.sort(key=lambda p: p[0] is array.vector_src  # stable
+               and kind(p[0]) == DimKind.VECTOR)
+    return pairs
+
+
+def temp_steps(inst, pairs, size) -> list[tuple]:
+    """(dim, coefficient) of an access to a temporary indexed by `pairs`
+    (`temp_pairs`), row-major: the store steps along the producers, the
+    load along the consumers; `size(dim)` a dimension's size."""
+    side = 0 if inst.op == "store" else 1
+    out, stride = [], 1
+    for p in reversed(pairs):
+        out.append((p[side], stride))
+        stride *= size(p[0])
+    return out[::-1]
+
+
 @dataclass(eq=False)
 class Loop:
     id: int
@@ -237,10 +262,8 @@ class Implementation:
         for a in self.kernel.arrays():
             if not a.temporary:
                 continue
-            pairs = [p for p in a.pairs if self.kind[p[0].name] != DimKind.BLOCK
-                     and self.loop_of[p[0].name] is not self.loop_of[p[1].name]]
-            pairs.sort(key=lambda p: p[0] is a.vector_src  # stable
-                       and self.kind[p[0].name] == DimKind.VECTOR)
+            pairs = temp_pairs(a, lambda d: self.kind[d.name],
+                               lambda p: self.loop_of[p[0].name] is self.loop_of[p[1].name])
             self.temp_index[a.name] = pairs
             self.temp_size[a.name] = math.prod(self.size[s.name] for s, _ in pairs)
         self.global_temps = [a for a in self.temp_size if self.mem_space[a] == MemSpace.GLOBAL]
@@ -249,13 +272,7 @@ class Implementation:
         """(dim, coefficient) of the linear address of a memory access (eq. 4.2)."""
         a = inst.array
         if a.temporary:
-            pairs = self.temp_index[a.name]
-            side = 0 if inst.op == "store" else 1
-            out, stride = [], 1
-            for p in reversed(pairs):
-                out.append((p[side], stride))
-                stride *= self.size[p[0].name]
-            return out[::-1]
+            return temp_steps(inst, self.temp_index[a.name], lambda d: self.size[d.name])
         return array_steps(inst, lambda e: self.size[e.name])
 
     # ---------------------------------------------------------- threads

@@ -86,6 +86,8 @@ class _Model:
             else None
         self.level_ns: dict = {}
         self._warp: dict = {}
+        self._layout: tuple | None = None  # (memory.thread_layout,) once computed
+        self._settled: dict = {}  # statement -> memory.settled_costs
         self._notes: dict = {}  # resource -> {statement: why it costs that much}
         self._widths: dict = {}  # statement -> the widths the compiler may merge it to
         self._counts: dict = {}
@@ -292,12 +294,11 @@ class _Model:
         per model; None while they are not."""
         if self.impl is not None or self.hw.runs != "cuda":
             return None
-        if "layout" not in self._warp:
-            self._warp["layout"] = memory.thread_layout(self.f, self.k)
-        key = ("settled", s.name)
-        if key not in self._warp:
-            self._warp[key] = memory.settled_costs(self.f, self._warp["layout"], s, self.hw)
-        return self._warp[key]
+        if self._layout is None:
+            self._layout = (memory.thread_layout(self.f, self.k),)
+        if s.name not in self._settled:
+            self._settled[s.name] = memory.settled_costs(self.f, self._layout[0], s, self.hw)
+        return self._settled[s.name]
 
     def warp_factor(self, s) -> float:
         """Warp granularity (§5.3.1): lanes of partly filled warps still

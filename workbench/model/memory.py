@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from ..codegen.printer import PINNED_STORES, prints_intrinsic
-from ..codegen.tree import HW, array_steps, hardware_groups
+from ..codegen.tree import HW, array_steps, hardware_groups, temp_pairs, temp_steps
 from ..errors import WorkbenchError
 from ..space.values import Cache, DimKind, MemSpace, Order
 from .facts import VECTOR_MAX, merges_along
@@ -166,10 +166,6 @@ def warp_access(impl, inst, hw: Hardware, width: int | None = None) -> tuple[flo
                      shared, hw)
 
 
-class _Open(Exception):
-    """A choice `thread_layout` depends on is still open."""
-
-
 def thread_layout(facts, kernel) -> tuple | None:
     """(block_dim, {dimension name: hardware dim}) that every implementation
     below the candidate has, laid out as the code generator lays it
@@ -240,8 +236,8 @@ def settled_costs(facts, layout, inst, hw: Hardware) -> list[tuple] | None:
             by_hw[h] = by_hw.get(h, 0) + c
     guards = []
     if inst.op == "store":
-        own = {hw_of[d.name] for d in inst.dims if d.name in hw_of}
-        guards = [(h, "==", 0) for h, n in zip(HW, block_dim) if h not in own and n > 1]
+        taken = {hw_of[d.name] for d in inst.dims if d.name in hw_of}
+        guards = [(h, "==", 0) for h, n in zip(HW, block_dim) if h not in taken and n > 1]
     step_of = {d.name: c for d, c in steps}
     widths = [vec] if intrinsic else _widths(
         vec, [(facts.sizes(d)[0], step_of.get(d.name, 0)) for d in unrolled_dims])
@@ -280,11 +276,10 @@ def _settled_intrinsic(caches) -> bool | None:
 
 def _temp_steps(facts, inst) -> list[tuple] | None:
     """`codegen.tree`'s coefficients of a temporary's access from the open
-    candidate, or None while its layout is open: row-major over the pairs
-    whose producer is not a BLOCK and does not share the consumer's loop,
-    the producer's VECTOR pair innermost."""
+    candidate (`temp_pairs`, `temp_steps`), or None while its layout is
+    open: which producers are BLOCKs, which pairs are fused, whether the
+    vector pair is a VECTOR, the producers' sizes."""
     a = inst.array
-    pairs = []
     for p in a.pairs:
         kinds = facts.kinds(p[0])
         if DimKind.BLOCK in kinds and kinds != {DimKind.BLOCK} or len(facts.sizes(p[0])) != 1:
@@ -293,15 +288,11 @@ def _temp_steps(facts, inst) -> list[tuple] | None:
             return None
         if p[0] is a.vector_src and DimKind.VECTOR in kinds and kinds != {DimKind.VECTOR}:
             return None
-        if kinds != {DimKind.BLOCK} and not facts.surely_merged(p[0], p[1]):
-            pairs.append(p)
-    pairs.sort(key=lambda p: p[0] is a.vector_src and facts.kinds(p[0]) == {DimKind.VECTOR})
-    side = 0 if inst.op == "store" else 1
-    out, stride = [], 1
-    for p in reversed(pairs):
-        out.append((p[side], stride))
-        stride *= facts.sizes(p[0])[0]
-    return out[::-1]
+    def kind(d):  # the one kind left, or None: then not BLOCK, nor the vector pair's VECTOR
+        kinds = facts.kinds(d)
+        return next(iter(kinds)) if len(kinds) == 1 else None
+    pairs = temp_pairs(a, kind, lambda p: facts.surely_merged(p[0], p[1]))
+    return temp_steps(inst, pairs, lambda d: facts.sizes(d)[0])
 
 
 def warp_cost(block_dim, steps: dict, guards, vec: int, shared: bool,
