@@ -65,7 +65,10 @@ def axpy(n: int, target: str = "h200") -> LinalgKernel:
     _positive(n=n)
 
     def ref(d, xp, dtype):
-        return {"z": (dtype(d["alpha"]) * d["x"].astype(dtype) + d["y"].astype(dtype))}
+        # copy=False: the float32 baseline times the axpy alone (two copies
+        # of x and y made CuPy's reference half as fast, 1.28 ms for 0.64 ms)
+        return {"z": (dtype(d["alpha"]) * d["x"].astype(dtype, copy=False)
+                      + d["y"].astype(dtype, copy=False))}
     k = LinalgKernel("axpy", {"builder": "axpy", "n": n}, ref, ("alpha",), target)
     ln = k.logical_dim("n", n, (pow2_factors(2, 1024), pow2_factors(2, 4)))
     x = k.array("x", n, {"n": 1}, "input")
