@@ -7,7 +7,8 @@ rounds so that clock drift falls on all alike.
 
     python benchmarks/gpu_copy.py [--rounds 3] [--samples 30] [--out FILE]
 
-Writes data/gpu/<device>/copy_bandwidth.json (or --out). Needs a GPU."""
+Writes data/gpu/<device>/copy_bandwidth.json (or --out), the runs before
+kept under its `earlier`. Needs a GPU (`gpu_session.sh` runs it with COPY_S)."""
 from __future__ import annotations
 
 import argparse
@@ -123,12 +124,16 @@ def main(argv=None) -> int:
               f"of the fastest copy)", flush=True)
     out = Path(args.out) if args.out else folder / "copy_bandwidth.json"
     out.parent.mkdir(parents=True, exist_ok=True)
+    # the report reads the latest run; the earlier ones are kept beneath it
+    prev = json.loads(out.read_text()) if out.exists() else None
+    earlier = [*prev.pop("earlier", []), prev] if prev else []
     out.write_text(json.dumps({
         "device": device, "n": n, "rounds": args.rounds, "samples": args.samples,
         "ours_record": rec and {"digest": rec["digest"], "median_ns": rec["median_ns"],
                                 "bound_ns": rec["bound_ns"]},
         "best_copy_bytes_per_s": best_copy, "rows": rows,
-        "versions": {"cupy": cp.__version__, "numpy": np.__version__}}, indent=1) + "\n")
+        "versions": {"cupy": cp.__version__, "numpy": np.__version__},
+        "earlier": earlier}, indent=1) + "\n")
     print(f"-> {out}")
     return 0
 

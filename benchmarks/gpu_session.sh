@@ -7,6 +7,8 @@
 #   TEST_S   the GPU tests' limit (60)         OUT     where the results go
 #   EXPERT_S the expert matmul's limit (default 0: skipped, the campaign's
 #            forced stage times the same recipe among its plans)
+#   COPY_S   benchmarks/gpu_copy.py's limit (default 0: skipped): copies, the
+#            fastest axpy record and CuPy's timed in one run, after the campaign
 #   STAGES, KERNELS, N_CORRECT, N_RANDOM   the campaign's --stages, --kernels, ...
 # The expert matmul (benchmarks/gpu_expert.py, when asked for) and the campaign come first
 # (the data); the GPU tests get SIGINT at their limit, so pytest still prints
@@ -36,6 +38,11 @@ timeout -s INT "${CAMP_S:-$(( ${MIN%.*} * 60 + 90 ))}" \
     ${STAGES:+--stages "$STAGES"} ${KERNELS:+--kernels "$KERNELS"} \
     ${N_CORRECT:+--n-correct "$N_CORRECT"} ${N_RANDOM:+--n-random "$N_RANDOM"}
 echo "campaign rc=$?"
+if [ "${COPY_S:-0}" != 0 ]; then
+  el copy
+  timeout -s INT "$COPY_S" python3 benchmarks/gpu_copy.py
+  echo "copy rc=$?"
+fi
 pack() { tar czf "$OUT/gpu.tgz" data/gpu data/targets data/campaign/drawn 2>/dev/null; }
 pack  # the data so far comes back even if the tests are cut by the lease
 el tests
