@@ -7,9 +7,11 @@ without one)."""
 
 import json
 import shutil
+import statistics
 import subprocess
 import sys
 import time
+from collections import Counter
 
 import pytest
 
@@ -25,10 +27,12 @@ from workbench.campaign import (
     summaries,
 )
 from workbench.campaign.report import (
+    ORIGINS,
     cdf_svg,
     fig_5_1,
     fig_5_1_by_population,
     markdown,
+    origin,
     summarize,
     table_6_2,
     write_report,
@@ -215,6 +219,18 @@ def test_gpu_data_readers(dry_run, monkeypatch, tmp_path):
     line, figs = gpu_timing_figures(build_kernel("axpy", {"n": 256}), widget=False)
     assert "test_device" in line and figs
     assert all(f.layout.title.text.startswith("GPU test_device") for f in figs)
+    # random draws, searches and forced recipes apart, the library's median as a line
+    at_256 = [r for r in rows if r["sizes"] == {"builder": "axpy", "n": 256}
+              and r["status"] == "ok" and r.get("bound_ns")]
+    drawn = {t.name: len(t.x) for t in figs[0].data if t.name in ORIGINS.values()}
+    assert drawn == {ORIGINS[k]: v for k, v in
+                     Counter(origin(r) for r in at_256).items()}
+    assert {"random implementations", "TAG search rollouts", "recipes forced by hand"} <= set(drawn)
+    refs = [r["reference_median_ns"] for r in at_256 if r.get("reference_median_ns")]
+    line_ns = [sh.y0 for sh in figs[0].layout.shapes]
+    assert line_ns == [pytest.approx(statistics.median(refs) / 1e3)]
+    name = next(r["reference"] for r in at_256 if r.get("reference"))  # numpy on the CPU
+    assert figs[0].layout.annotations[0].text == f"{name}, median of {len(refs)}"
     line, figs = gpu_timing_figures(build_kernel("axpy", {"n": 512}), widget=False)
     assert not figs and "none of axpy at these sizes" in line
     from workbench.search.thesis import gpu_table_6_2, render
@@ -247,16 +263,19 @@ def test_gpu_figures_use_todays_bounds_cached_and_redrawn(dry_run, monkeypatch, 
     from workbench.kernels import build_kernel
     kernel = build_kernel("axpy", {"n": 256})
     line, figs = gpu_timing_figures(kernel, widget=False, bounds="recorded")
-    assert "today's model" not in line and len(figs[0].data) == 2  # points and y = x
+    names = [t.name for t in figs[0].data]
+    assert "today's model" not in line and "bound recorded with the run" not in names
+    assert names[-1] == "y = x" and set(names[:-1]) <= set(ORIGINS.values())
     line, figs = gpu_timing_figures(kernel, widget=False, bounds="cached")
     assert "for 0 of" in line and "being computed" in line
     line, figs = gpu_timing_figures(kernel, widget=False, bounds="now")
     n = len([r for r in rows if r["kernel"] == "axpy" and r["sizes"] == kernel.spec()
              and r.get("trail") and r.get("times_ns")])
     assert f"bounds of today's model for {n} of {n} records (1 moved" in line
-    points, was = figs[0].data[0], figs[0].data[1]
-    assert was.name == "bound recorded with the run" and list(was.x) == [moved["bound_ns"] / 1e3]
-    again = points.x[list(points.text).index(moved["digest"][:10])]
+    was = next(t for t in figs[0].data if t.name == "bound recorded with the run")
+    assert list(was.x) == [moved["bound_ns"] / 1e3]
+    again = {d: x for t in figs[0].data if t.name in ORIGINS.values()
+             for d, x in zip(t.text, t.x)}[moved["digest"][:10]]
     assert again == pytest.approx(3 * moved["bound_ns"] / 1e3)  # today's, as before the edit
     assert (tmp_path / "cache" / "bounds_now").is_dir()
 

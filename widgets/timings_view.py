@@ -8,7 +8,9 @@ is said in so many words. They are drawn against the bound today's model
 gives their trails (`campaign.bounds_now`, cached per engine; bounded in a
 process of their own, `campaign.bound_apart`), the bound
 recorded with the run beside it where the two differ: a model fixed after a
-GPU run is checked against that run's times."""
+GPU run is checked against that run's times. Their scatter tells random
+draws, searches and recipes forced by hand apart (`campaign.report.origin`),
+and the library's median time on the GPU is a line across it."""
 
 from __future__ import annotations
 
@@ -59,23 +61,26 @@ def _message_figure(text: str, title: str, make):
     return fig
 
 
-def timing_figures(df, widget: bool = True) -> list:
+def timing_figures(df, widget: bool = True, refs: dict | None = None) -> list:
     """Three plotly figures (FigureWidgets when `widget`, each built whole
     then sent once) from a records DataFrame: the bound against measured
     scatter, the CDF of measured / bound and the best against evaluations,
-    with the Reference button's times as lines; one figure saying so when
+    with the Reference button's times (or `refs`) as lines; one figure saying so when
     only reference records are there; an empty list when nothing was
     measured."""
     import plotly.graph_objects as go
-    figs = _timing_figures(df, go.Figure)
+    figs = _timing_figures(df, go.Figure, refs)
     return [go.FigureWidget(f) for f in figs] if widget else figs
 
 
-def _timing_figures(df, make) -> list:
+def _timing_figures(df, make, refs: dict | None = None) -> list:
+    """`refs`: name -> reference time (ns) drawn as lines (default: the
+    Reference button's records, `_references`). A column `origin` (GPU
+    records: `campaign.report.origin`) splits the scatter by it."""
     if not len(df) or "median_ns" not in df or "bound_ns" not in df:
         return []
     ok = df[(df["status"] == "ok") & df["bound_ns"].notna() & df["median_ns"].notna()]
-    refs = _references(df)
+    refs = _references(df) if refs is None else refs
     if not len(ok) and not refs:
         return []
     x, y = ok["bound_ns"].to_numpy() / 1e3, ok["median_ns"].to_numpy() / 1e3
@@ -90,8 +95,17 @@ def _timing_figures(df, make) -> list:
                            "title": "bound against measured", "xaxis_title": "bound (µs)",
                            "yaxis_title": "measured (µs)", "xaxis_type": "log",
                            "yaxis_type": "log"})
-    scatter.add_scatter(x=x, y=y, mode="markers", name="implementations",
-                        text=ok["digest"].astype(str).str[:10] if "digest" in ok else None)
+    digests = ok["digest"].astype(str).str[:10].to_numpy() if "digest" in ok else None
+    if "origin" in ok:  # GPU records: random draws, searches and recipes apart
+        from workbench.campaign.report import ORIGINS
+        kinds = ok["origin"].to_numpy()
+        for k, name in ORIGINS.items():
+            sel = kinds == k
+            if sel.any():
+                scatter.add_scatter(x=x[sel], y=y[sel], mode="markers", name=name,
+                                    text=None if digests is None else digests[sel])
+    else:
+        scatter.add_scatter(x=x, y=y, mode="markers", name="implementations", text=digests)
     ends = [x.min(), x.max(), y.min(), y.max()]
     if "bound_recorded_ns" in ok:  # GPU records bounded again: where the model moved
         was = ok["bound_recorded_ns"].to_numpy(dtype=float) / 1e3
@@ -141,6 +155,7 @@ def gpu_timing_figures(kernel=None, widget: bool = True, *, bounds: str = "now",
 
     from workbench.campaign.bounds import bounds_now
     from workbench.campaign.data import gpu_rows, status_line
+    from workbench.campaign.report import origin
     if bounds not in ("now", "cached", "recorded"):
         raise ValueError(f"bounds: 'now', 'cached' or 'recorded', not {bounds!r}")
     line = status_line()
@@ -161,11 +176,25 @@ def gpu_timing_figures(kernel=None, widget: bool = True, *, bounds: str = "now",
                                                       stop=stop)}
             part = [_with_bound_now(now.get(_row_key(r), r)) for r in part]
             said.append(_bounds_said(folder, part))
-        df = pd.DataFrame(part)
-        for f in timing_figures(df, widget):
+        df = pd.DataFrame([{**r, "origin": origin(r)} for r in part])
+        for f in timing_figures(df, widget, refs=_gpu_references(part)):
             f.layout.title.text = f"GPU {folder}: {f.layout.title.text}"
             figs.append(f)
     return "; ".join([line, *said]), figs
+
+
+def _gpu_references(part: list) -> dict:
+    """The reference line of a GPU folder's records of one kernel and size:
+    the median of the library's timings every run carries (taken by the
+    campaign beside each run, on the GPU: `campaign.report.references`),
+    named with their count; none where the records hold several kernels."""
+    from workbench.campaign.report import references
+    got = references(part)
+    if len(got) != 1:
+        return {}
+    ref = next(iter(got.values()))
+    name = next((r["reference"] for r in part if r.get("reference")), "reference")
+    return {f"{name}, median of {ref['records']}": ref["median_ns"]}
 
 
 def _row_key(r: dict) -> tuple:

@@ -76,6 +76,25 @@ def population(r: dict) -> str:
     return "search" if r.get("search") else "other"
 
 
+ORIGINS = {"random": "random implementations", "search": "TAG search rollouts",
+           "forced": "recipes forced by hand", "other": "other runs"}
+
+
+def origin(r: dict) -> str:
+    """How a record's implementation was chosen, finer than `population`:
+    `random`, `forced` (a recipe of `recipes.PLANS` forced by the campaign's
+    forced stage with a search for the rest, or benchmarks/gpu_expert.py's
+    recipe), `search` (a TAG search of the whole space, the forced stage's
+    search below its recipes included) or `other` (`ORIGINS` names them)."""
+    if population(r) == "random":
+        return "random"
+    sid = str((r.get("search") or {}).get("id") or "")
+    from .searches import BELOW
+    if r.get("x_expert") or (sid.startswith("forced-") and f"-{BELOW}-" not in sid):
+        return "forced"
+    return "search" if sid else "other"
+
+
 def fig_5_1_by_population(rows, key: str = "bound_ns") -> dict:
     """`fig_5_1`'s share and median for each `population` (no ratios)."""
     groups: dict = {}
@@ -575,7 +594,7 @@ def write_report(out: Path, state: dict, rebound: bool | str = False) -> dict:
     return s
 
 
-__all__ = ["cdf_svg", "fig_5_1",
-           "fig_5_1_by_population", "forced_table", "population", "references",
+__all__ = ["ORIGINS", "cdf_svg", "fig_5_1",
+           "fig_5_1_by_population", "forced_table", "origin", "population", "references",
            "markdown", "ptxas_facts", "random_stage", "scatter_svg", "soundness",
            "statuses", "summarize", "table_6_2", "with_current_bounds", "write_report"]
