@@ -209,8 +209,9 @@ def test_timings_filter_backend_and_target_and_reference_from_its_records(kernel
     assert panel.hidden == 1 and "1 record of other backends or targets hidden" in \
         panel.status.value
     assert len(scatter.data[0].x) == 2  # this backend's two runs, not the cuda one
-    lines = [sh.y0 * 1e3 for sh in scatter.layout.shapes]
+    lines = [t.y[0] * 1e3 for t in scatter.data if t.name == "numpy"]
     assert lines == [pytest.approx(ref["reference_median_ns"])]  # the Reference record's
+    assert [sh.y0 * 1e3 for sh in best.layout.shapes] == lines
     # another backend's view: that backend's record alone, these hidden
     ex.backend, ex.session.target = "cuda", "h200"
     other_view = TimingsPanel(ex)

@@ -421,3 +421,22 @@ def test_reproduce_command_runs(capsys):
     assert main(["reproduce-search", "--kernels", "conv"]) == 2
     assert main(["reproduce-search", "--orders", "sideways"]) == 2
     assert "unknown choice order" in capsys.readouterr().err
+
+
+def test_a_searchs_backend_follows_the_data_directorys_tables(tmp_path, monkeypatch):
+    """A process keeps its search backends, but one made under another
+    WORKBENCH_DATA, or before this host was calibrated, bounded with the
+    table it found then (a campaign's dry run left later searches on
+    cpu_reference where the host's calibrated table was there)."""
+    import shutil
+
+    from workbench.paths import shipped_data_dir
+    from workbench.runtime.calibrate import cpu_target_name
+    from workbench.search.simulate import backend_for
+    monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path))
+    first = backend_for("cpu", {})
+    assert first.target == "cpu_reference" and backend_for("cpu", {}) is first
+    (tmp_path / "targets").mkdir()
+    shutil.copy(shipped_data_dir() / "targets" / "cpu_reference.json",
+                tmp_path / "targets" / f"{cpu_target_name()}.json")
+    assert backend_for("cpu", {}).target == cpu_target_name()

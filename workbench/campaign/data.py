@@ -31,17 +31,18 @@ def gpu_dirs() -> list[Path]:
 
 def gpu_rows(kernel: str | None = None, sizes: dict | None = None) -> list[dict]:
     """Every GPU record (optionally of one kernel name and its spec), each
-    with `gpu_dir`: the campaign folder's name. A folder's other record
-    files (`expert.jsonl`: benchmarks/gpu_expert.py) count too."""
+    with `gpu_dir`, the campaign folder's name, and `gpu_file`, the record
+    file's: a folder's other record files (`expert.jsonl`:
+    benchmarks/gpu_expert.py) count too."""
     out = []
     for d in gpu_dirs():
-        rows = [r for f in sorted(d.glob("*.jsonl")) for r in RecordStore(f).rows()]
-        for r in rows:
+        rows = [(f.name, r) for f in sorted(d.glob("*.jsonl")) for r in RecordStore(f).rows()]
+        for name, r in rows:
             if kernel is not None and r.get("kernel") != kernel:
                 continue
             if sizes is not None and r.get("sizes") != sizes:
                 continue
-            out.append({**r, "gpu_dir": d.name})
+            out.append({**r, "gpu_dir": d.name, "gpu_file": name})
     return out
 
 

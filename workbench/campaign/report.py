@@ -84,13 +84,16 @@ def origin(r: dict) -> str:
     """How a record's implementation was chosen, finer than `population`:
     `random`, `forced` (a recipe of `recipes.PLANS` forced by the campaign's
     forced stage with a search for the rest, or benchmarks/gpu_expert.py's
-    recipe), `search` (a TAG search of the whole space, the forced stage's
-    search below its recipes included) or `other` (`ORIGINS` names them)."""
+    recipe: tagged `x_expert`, or read by `data.gpu_rows` from a folder's
+    expert.jsonl), `search` (a TAG search of the whole space, the forced
+    stage's search below its recipes included) or `other` (`ORIGINS` names
+    them)."""
     if population(r) == "random":
         return "random"
     sid = str((r.get("search") or {}).get("id") or "")
     from .searches import BELOW
-    if r.get("x_expert") or (sid.startswith("forced-") and f"-{BELOW}-" not in sid):
+    if r.get("x_expert") or r.get("gpu_file") == "expert.jsonl" or (
+            sid.startswith("forced-") and f"-{BELOW}-" not in sid):
         return "forced"
     return "search" if sid else "other"
 
