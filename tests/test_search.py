@@ -93,6 +93,40 @@ def test_eq_6_2_never_picks_a_child_that_cannot_improve(bounds, best, seed):
         assert bounds[got] < best
 
 
+def test_a_weighted_descent_backs_up_past_nodes_that_cannot_beat_the_best():
+    """Below a tight best (a search cut at a recipe's time) a weighted
+    descent that meets a node whose children are all bounded at or above
+    it goes back to an untaken sibling above: what it returns is fixed,
+    bounded below the best, its path a chain of children, and it reaches
+    such a leaf at least as often as the descent that stops there."""
+    root = _root()
+
+    def tb(c):
+        return bound(c, "h200").value_ns
+    leaves = [random_fixed(root, random.Random(s)) for s in range(6)]
+    best = sorted(tb(c) for c in leaves)[1] * 1.0001  # two of six random leaves beat it
+    only_backing_up = 0
+    for seed in range(6):
+        got = {}
+        for back in (False, True):
+            d = descend(root, random.Random(seed), backtrack=back, bound_fn=tb, best_ns=best,
+                        keep_path=True)
+            got[back] = d.candidate
+            if d.candidate is None:
+                assert d.cause in ("model", "constraints")
+                continue
+            assert d.candidate.is_fixed and d.bound_ns < best and tb(d.candidate) < best
+            assert len(d.path) == d.depth + 1 == len(d.factors) + 1
+            for parent, child in zip(d.path, d.path[1:]):
+                assert child.trail[:len(parent.trail)] == parent.trail
+        # the same draws until the plain descent stops: where it reached a
+        # leaf, backing up never happened and the leaf is the same
+        if got[False] is not None:
+            assert got[True].digest() == got[False].digest()
+        only_backing_up += got[False] is None and got[True] is not None
+    assert only_backing_up > 0
+
+
 def test_eq_6_2_is_uniform_before_any_measurement():
     assert model_weights([1.0, 50.0], math.inf) == [1.0, 1.0]
     rng = random.Random(1)

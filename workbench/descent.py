@@ -10,7 +10,10 @@ choice and takes a value:
   candidates, rollouts before the first measurement);
 - with `bound_fn` and a finite `best_ns`, by eq. 6.2: each child with
   probability ∝ max(T − b, 0), so branches that cannot beat the best are
-  never taken (cause "model" when none can).
+  never taken (cause "model" when none can); with `backtrack`, a node none
+  of whose children can sends the descent back to its parent's other
+  children, up to `MODEL_BACKTRACKS` times (below a tight best, as a
+  search cut at a recipe's time, nearly every plain descent ended so).
 
 Knuth's estimate of the number of fixed candidates is the product of the
 branching factors met on the way (0 after a dead end).
@@ -47,6 +50,12 @@ def model_weights(bounds, best_ns: float) -> list:
     return [max(best_ns - b, 0.0) for b in bounds]
 
 
+# how often a weighted descent may go back up past a node whose children are
+# all bounded at or above the best (each sibling it then takes was bounded
+# already; going down again bounds the new node's children)
+MODEL_BACKTRACKS = 64
+
+
 @dataclass
 class Descent:
     candidate: Candidate | None  # the fixed candidate, None when the descent stopped
@@ -81,6 +90,10 @@ def descend(start: Candidate, rng: random.Random, *, order="thesis", backtrack: 
     cand, b, retries = start, start_bound, 0
     factors: list = []
     path = [start]
+    # weighted, with backtrack: (node, its bound, its children not yet
+    # taken with their bounds, len(factors), len(path)) of each node above
+    above: list = []
+    ups = 0
 
     def stop(cause, dead_end=None) -> Descent:
         return Descent(None, len(factors) - 1, factors, dead_end, cause, retries,
@@ -109,13 +122,21 @@ def descend(start: Candidate, rng: random.Random, *, order="thesis", backtrack: 
         else:
             kids, _ = _children(cand, ch)
             retries += len(values) - len(kids)
-            bounds = [max(bound_fn(kid), b) for kid in kids]
-            if not kids:
+            if not kids and not (backtrack and above):
                 return stop("constraints")
-            i = weighted_pick(range(len(kids)), model_weights(bounds, best_ns), rng)
-            if i is None:
-                return stop("model")
-            cand, b = kids[i], bounds[i]
+            live = [(k, bk) for k in kids if (bk := max(bound_fn(k), b)) < best_ns]
+            while not live:  # nothing here can beat the best: back up, or stop
+                if not backtrack or not above or ups >= MODEL_BACKTRACKS:
+                    return stop("model" if kids else "constraints")
+                ups += 1
+                retries += 1
+                cand, b, live, nf, np_ = above.pop()
+                del factors[nf:], path[np_:]
+            i = weighted_pick(range(len(live)), model_weights([x[1] for x in live], best_ns),
+                              rng)
+            if backtrack:
+                above.append((cand, b, live[:i] + live[i + 1:], len(factors), len(path)))
+            cand, b = live[i]
         if keep_path:
             path.append(cand)
     return Descent(cand, len(factors), factors, None, None, retries,
