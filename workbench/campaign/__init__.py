@@ -24,10 +24,12 @@ from .data import (
                    summaries,
 )
 from .report import (
+                   ORIGINS,
                    cdf_svg,
                    fig_5_1,
                    fig_5_1_by_population,
                    forced_table,
+                   origin,
                    population,
                    soundness,
                    summarize,
@@ -45,11 +47,11 @@ from .run import (
                    run_campaign,
 )
 
-__all__ = ["NO_GPU_DATA", "STAGES", "Campaign", "CampaignOptions", "DrawnCache", "bound_apart",
-           "bounds_now",
+__all__ = ["NO_GPU_DATA", "ORIGINS", "STAGES", "Campaign", "CampaignOptions", "DrawnCache",
+           "bound_apart", "bounds_now",
            "cdf_svg", "current_bounds", "draw_ahead", "engine_fingerprint", "fig_5_1",
            "fig_5_1_by_population", "forced_table", "gpu_dirs",
            "gpu_records", "gpu_rows", "gpu_version", "measured",
-           "population", "redrawn", "report_only", "run_campaign", "soundness", "status_line",
-           "summaries",
+           "origin", "population", "redrawn", "report_only", "run_campaign", "soundness",
+           "status_line", "summaries",
            "summarize", "table_6_2", "with_current_bounds", "write_report"]
