@@ -122,10 +122,8 @@ def descend(start: Candidate, rng: random.Random, *, order="thesis", backtrack: 
         else:
             kids, _ = _children(cand, ch)
             retries += len(values) - len(kids)
-            if not kids and not (backtrack and above):
-                return stop("constraints")
             live = [(k, bk) for k in kids if (bk := max(bound_fn(k), b)) < best_ns]
-            while not live:  # nothing here can beat the best: back up, or stop
+            while not live:  # nothing here can (or no child at all): back up, or stop
                 if not backtrack or not above or ups >= MODEL_BACKTRACKS:
                     return stop("model" if kids else "constraints")
                 ups += 1

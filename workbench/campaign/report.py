@@ -572,14 +572,15 @@ def write_report(out: Path, state: dict, rebound: bool | str = False) -> dict:
     rows = RecordStore(out / "records.jsonl").rows()
     tpath = out / "target.json"
     target = json.loads(tpath.read_text()) if tpath.exists() else None
-    copies = out / "copy_bandwidth.json"
-    if copies.exists():  # benchmarks/gpu_copy.py: the copies and axpys of one run
-        c = json.loads(copies.read_text())
+    cpath = out / "copy_bandwidth.json"  # benchmarks/gpu_copy.py: copies and axpys of one run
+    copies = json.loads(cpath.read_text()) if cpath.exists() else None
+    if copies:
         target = target or {}
-        target.setdefault("measured", {})["best_copy_bytes_per_s"] = c["best_copy_bytes_per_s"]
+        target.setdefault("measured", {})["best_copy_bytes_per_s"] = \
+            copies["best_copy_bytes_per_s"]
     s = summarize(rows, state, target)
-    if copies.exists():
-        s["copy"] = [{k: v for k, v in r.items() if k != "times_ns"} for r in c["rows"]]
+    if copies:
+        s["copy"] = [{k: v for k, v in r.items() if k != "times_ns"} for r in copies["rows"]]
     if (out / "expert.jsonl").exists():  # measured beside the campaign, read alike
         s["expert"] = expert_table(RecordStore(out / "expert.jsonl").rows(), rows)
     if rebound:

@@ -207,7 +207,7 @@ def settled_costs(facts, layout, inst, hw: Hardware) -> list[tuple] | None:
     below runs them alike; None before. That is: the block's `layout`
     (`thread_layout`); the sizes of its own dimensions and which of them
     are UNROLL or VECTOR; for a temporary, its memory space and the layout
-    the code gives it (`codegen.tree._layouts`: which pairs are BLOCK or
+    the code gives it (`codegen.tree.temp_pairs`: which pairs are BLOCK or
     fused, the VECTOR pair innermost); for a store, its cache directive
     (an intrinsic or a plain store the compiler may widen). A load runs in
     every thread; a store only along the hardware dims its own THREADs take
