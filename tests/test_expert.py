@@ -41,7 +41,7 @@ def _forced(kernel, **tile):
 @pytest.fixture(scope="module")
 def expert():
     kernel = wb.kernels.matmul(1024, 1024, 1024)
-    root, forced = _forced(kernel)
+    root, forced = _forced(kernel, padded=False)
     fixed = random_fixed(forced, random.Random(0))
     return root, forced, fixed, generate(fixed, "expert")
 
@@ -127,6 +127,7 @@ def test_expert_ptx_merges_the_tile_loads(expert, tmp_path):
 
 
 @pytest.mark.parametrize("tile", [{"tm": 2, "tn": 2, "threads": 4},
+                                  {"tm": 2, "tn": 2, "threads": 4, "padded": True},
                                   {"tm": 4, "tn": 2, "threads": 2, "vector": False}])
 def test_expert_small_runs_on_cpu(tile, tmp_path):
     """The same structure at small sizes runs and verifies on the CPU
@@ -143,6 +144,56 @@ def test_expert_small_runs_on_cpu(tile, tmp_path):
     assert np.max(np.abs(got["C"] - want["C"])) < 1e-4 * np.max(np.abs(want["C"]))
     rec = evaluate([fixed], "cpu", store=None)[0]
     assert rec["status"] == "ok" and rec["verified"]
+
+
+def test_padded_tiles_spread_the_banks(expert, tmp_path):
+    """gpu.space's `padding`: each row of a staged tile's outermost index
+    followed by 4 unused floats. The expert kernel stores B's tile along k
+    (threadIdx.x) 64 floats apart: the 16 x of a warp on one bank, 16
+    wavefronts a store. Padded, 68 apart: (68·x + 4·y) mod 32 takes 8
+    values over the warp's 16 x and 2 y, 4 lanes a bank: 4 wavefronts. A's
+    tile is read by two rows of threads 64 floats apart (banks 0–3 twice: 2
+    wavefronts), padded 68 apart: 1. Each tile grows by 16 rows × 4 floats;
+    nvcc still merges every tile read into one ld.shared.v4 (the float4
+    rows stay aligned), and the bound falls with the wavefronts."""
+    root, _, fixed, g = expert
+    padded = forced_candidate(root, "register_tiled_matmul", padded=True)
+    assert padded.is_fixed
+    gp = generate(padded, "padded")
+    assert g.launch["shared_bytes"] == 2 * 16 * 64 * 4
+    assert gp.launch["shared_bytes"] == 2 * 16 * 68 * 4
+    assert "tmp_ld_b_mad[68 * threadIdx.x + 4 * threadIdx.y] = v_ld_b[0];" in gp.cuda
+    assert "tmp_ld_b_mad[64 * threadIdx.x + 4 * threadIdx.y] = v_ld_b[0];" in g.cuda
+    hw = hardware("h200")
+    before = sys.modules["workbench.model.bound"]._Model(Facts(fixed), hw)
+    after = sys.modules["workbench.model.bound"]._Model(Facts(padded), hw)
+    st, ld = (fixed.kernel.instruction(n) for n in ("st_ld_b_mad", "ld_ld_a_mad"))
+    assert before.warp(st, 1)[1] == 16 and after.warp(st, 1)[1] == 4
+    assert [before.warp(ld, w)[1] for w in (1, 2, 4)] == [2, 2, 2]
+    assert [after.warp(ld, w)[1] for w in (1, 2, 4)] == [1, 1, 1]
+    assert wb.bound(padded, "h200").value_ns < wb.bound(fixed, "h200").value_ns
+    if nvcc_path() is not None:
+        [ptx] = compile_cuda([gp.cuda], workdir=str(tmp_path), jobs=1)
+        ops = re.findall(r"\b(ld\.shared(?:\.v[24])?)\.f32", ptx.read_text())
+        assert ops.count("ld.shared.v4") == 2 * 16 and ops.count("ld.shared") == 0
+
+
+def test_padding_is_offered_only_where_rows_are_shared():
+    """ROWS needs the temporary in shared memory: a tile the person puts in
+    global memory is left unpadded by propagation, and a padded tile keeps
+    it in shared memory."""
+    kernel = wb.kernels.matmul(16, 16, 8)
+    root = wb.Candidate.root(kernel)
+    forced = forced_candidate(root, "register_tiled_matmul", tm=2, tn=2, threads=4)
+    tile = next(a.name for a in forced.kernel.arrays() if a.temporary)
+    assert forced.domain("padding", (tile,)) == {"NONE", "ROWS"}
+    assert forced.domain("mem_space", (tile,)) == {"SHARED"}
+    glob = wb.Candidate.root(kernel)
+    lab = kernel.dims_by_label()
+    glob = glob.apply("dim_map", (lab["a_m1"], lab["c_m1"]), "MEMORY")
+    tile = next(a.name for a in glob.kernel.arrays() if a.temporary)
+    assert glob.apply("mem_space", (tile,), "GLOBAL").domain("padding", (tile,)) == {"NONE"}
+    assert glob.apply("padding", (tile,), "ROWS").domain("mem_space", (tile,)) == {"SHARED"}
 
 
 def test_thread_multiply_add_completes():

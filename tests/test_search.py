@@ -461,16 +461,28 @@ def test_a_searchs_backend_follows_the_data_directorys_tables(tmp_path, monkeypa
     """A process keeps its search backends, but one made under another
     WORKBENCH_DATA, or before this host was calibrated, bounded with the
     table it found then (a campaign's dry run left later searches on
-    cpu_reference where the host's calibrated table was there)."""
+    cpu_reference where the host's calibrated table was there). Now the
+    same backend reads the table at each use, and a table rewritten under
+    the same name (a calibration run again) is read anew."""
+    import json
+    import os
     import shutil
 
     from workbench.paths import shipped_data_dir
+    from workbench.runtime.backend import bound_target
     from workbench.runtime.calibrate import cpu_target_name
     from workbench.search.simulate import backend_for
     monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path))
     first = backend_for("cpu", {})
     assert first.target == "cpu_reference" and backend_for("cpu", {}) is first
     (tmp_path / "targets").mkdir()
-    shutil.copy(shipped_data_dir() / "targets" / "cpu_reference.json",
-                tmp_path / "targets" / f"{cpu_target_name()}.json")
-    assert backend_for("cpu", {}).target == cpu_target_name()
+    mine = tmp_path / "targets" / f"{cpu_target_name()}.json"
+    shutil.copy(shipped_data_dir() / "targets" / "cpu_reference.json", mine)
+    assert backend_for("cpu", {}) is first and first.target == cpu_target_name()
+    clock = bound_target(first).clock_ghz
+    raw = json.loads(mine.read_text())
+    raw["model"]["clock_ghz"] = clock * 2
+    mine.write_text(json.dumps(raw))
+    st = mine.stat()  # a different mtime even where the clock is coarse
+    os.utime(mine, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    assert bound_target(first).clock_ghz == clock * 2

@@ -9,7 +9,9 @@ the bound and the statistics tell branches apart close to the root.
   thread_mapping, mem_space, order, cache. Our space has no separate layout
   choice: the layout of a temporary is decided with `dim_map` (whether a
   point-to-point communication goes through memory), so dim_map takes
-  layout's role, right before the memory space of what it creates.
+  layout's role, right before the memory space of what it creates; our
+  `padding` of a shared tile (not in the thesis's space) follows its
+  memory space.
 - `reverse`: the same list backwards (the §6.3.3 experiment).
 - `dynamic`: the look-ahead ranking of the bound (`model.rank_choices`, the
   model gradient of §7.2.2): the choice with the largest guaranteed raise of
@@ -43,9 +45,11 @@ from typing import Callable, Protocol, runtime_checkable
 from .candidate import Candidate, Choice, as_objects
 from .errors import WorkbenchError
 
-THESIS_ORDER = ("size", "dim_kind", "thread_mapping", "dim_map", "mem_space", "order", "cache")
+THESIS_ORDER = ("size", "dim_kind", "thread_mapping", "dim_map", "mem_space", "padding", "order",
+                "cache")
 REVERSE_ORDER = tuple(reversed(THESIS_ORDER))
-STRUCTURAL_ORDER = ("size", "dim_kind", "dim_map", "order", "thread_mapping", "mem_space", "cache")
+STRUCTURAL_ORDER = ("size", "dim_kind", "dim_map", "order", "thread_mapping", "mem_space",
+                    "padding", "cache")
 
 
 @runtime_checkable

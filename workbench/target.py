@@ -14,6 +14,7 @@ before a shipped one of the same name.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,7 +51,8 @@ class Target:
         raise AttributeError(item)
 
 
-_CACHE: dict[str, Target] = {}
+_CACHE: dict[tuple, Target] = {}  # (path, mtime_ns, size) -> Target
+_PLACES: dict[tuple, list] = {}  # (name, $WORKBENCH_DATA, cwd) -> where its file may be
 
 
 def available_targets() -> list[str]:
@@ -61,14 +63,23 @@ def load_target(name: str | Target = DEFAULT_TARGET) -> Target:
     """Load `data/targets/<name>.json` (or a path to a JSON file)."""
     if isinstance(name, Target):
         return name
-    if name in _CACHE:
-        return _CACHE[name]
     p = Path(name)
     if p.suffix != ".json":
-        found = [d / f"{name}.json" for d in _target_dirs() if (d / f"{name}.json").exists()]
-        p = found[0] if found else data_dir() / "targets" / f"{name}.json"
-    if not p.exists():
-        raise WorkbenchError(f"no target {name!r}; available: {', '.join(available_targets())}")
+        where = (name, os.environ.get("WORKBENCH_DATA"), os.getcwd())
+        if where not in _PLACES:  # the data directory's table first, then the shipped one
+            _PLACES[where] = [(d / f"{name}.json").resolve() for d in _target_dirs()]
+        p = next((q for q in _PLACES[where] if q.exists()), _PLACES[where][0])
+    try:
+        st = p.stat()
+    except OSError:
+        raise WorkbenchError(f"no target {name!r}; available: "
+                             f"{', '.join(available_targets())}") from None
+    # by file and version, not by name: a long-lived process (a notebook, a
+    # search's workers) sees another data directory's table, or a table a
+    # calibration rewrote, as what it is
+    key = (str(p), st.st_mtime_ns, st.st_size)
+    if key in _CACHE:
+        return _CACHE[key]
     try:
         raw = json.loads(p.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
@@ -93,7 +104,7 @@ def load_target(name: str | Target = DEFAULT_TARGET) -> Target:
         raise WorkbenchError(f"target file {p}: no source given for {', '.join(undocumented)}")
     t = Target(raw.get("name", p.stem), raw.get("description", ""), limits or {},
                sources, raw)
-    _CACHE[name] = t
+    _CACHE[key] = t
     return t
 
 

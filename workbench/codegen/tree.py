@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..errors import WorkbenchError
-from ..space.values import DimKind, MemSpace, Order, ThreadMapping, ensure_values
+from ..space.values import DimKind, MemSpace, Order, Padding, ThreadMapping, ensure_values
 
 HW = ("x", "y", "z")
 
@@ -81,16 +81,29 @@ def temp_pairs(array, kind, fused) -> list[tuple]:
     return pairs
 
 
-def temp_steps(inst, pairs, size) -> list[tuple]:
-    """(dim, coefficient) of an access to a temporary indexed by `pairs`
-    (`temp_pairs`), row-major: the store steps along the producers, the
-    load along the consumers; `size(dim)` a dimension's size."""
-    side = 0 if inst.op == "store" else 1
-    out, stride = [], 1
+def temp_strides(pairs, size, padded: bool = False) -> tuple[list[int], int]:
+    """The stride of each of `pairs` (`temp_pairs`: row-major) and the
+    elements a temporary indexed by them holds; `size(dim)` a dimension's
+    size. `padded` (gpu.space's `padding` = ROWS): each row of the outermost
+    index is followed by min(4, R) unused elements, R the elements of a row,
+    so a float4 row stays aligned; with fewer than two pairs, no rows."""
+    strides, n = [], 1
     for p in reversed(pairs):
-        out.append((p[side], stride))
-        stride *= size(p[0])
-    return out[::-1]
+        strides.append(n)
+        n *= size(p[0])
+    strides.reverse()
+    if padded and len(pairs) >= 2:
+        strides[0] += min(4, strides[0])
+        n = size(pairs[0][0]) * strides[0]
+    return strides, n
+
+
+def temp_steps(inst, pairs, size, padded: bool = False) -> list[tuple]:
+    """(dim, coefficient) of an access to a temporary indexed by `pairs`
+    (`temp_pairs`, laid out by `temp_strides`): the store steps along the
+    producers, the load along the consumers."""
+    side = 0 if inst.op == "store" else 1
+    return [(p[side], c) for p, c in zip(pairs, temp_strides(pairs, size, padded)[0])]
 
 
 @dataclass(eq=False)
@@ -259,20 +272,24 @@ class Implementation:
         as vectors innermost (gpu.space's `array_size`)."""
         self.temp_index: dict[str, list] = {}
         self.temp_size: dict[str, int] = {}
+        self.padded: dict[str, bool] = {}
         for a in self.kernel.arrays():
             if not a.temporary:
                 continue
             pairs = temp_pairs(a, lambda d: self.kind[d.name],
                                lambda p: self.loop_of[p[0].name] is self.loop_of[p[1].name])
             self.temp_index[a.name] = pairs
-            self.temp_size[a.name] = math.prod(self.size[s.name] for s, _ in pairs)
+            self.padded[a.name] = self._get("padding", a) == Padding.ROWS
+            self.temp_size[a.name] = temp_strides(pairs, lambda d: self.size[d.name],
+                                                  self.padded[a.name])[1]
         self.global_temps = [a for a in self.temp_size if self.mem_space[a] == MemSpace.GLOBAL]
 
     def coefficients(self, inst) -> list[tuple]:
         """(dim, coefficient) of the linear address of a memory access (eq. 4.2)."""
         a = inst.array
         if a.temporary:
-            return temp_steps(inst, self.temp_index[a.name], lambda d: self.size[d.name])
+            return temp_steps(inst, self.temp_index[a.name], lambda d: self.size[d.name],
+                              self.padded[a.name])
         return array_steps(inst, lambda e: self.size[e.name])
 
     # ---------------------------------------------------------- threads

@@ -145,11 +145,17 @@ class Array:
     vector_src: object = None  # temporaries: producer dim of the pair stored as vectors
 
     # what snippets of a .space may read or call (space/snippet.py: the sandbox)
-    snippet_api = frozenset({"dtype", "length", "name", "read_only", "role", "temporary"})
+    snippet_api = frozenset({"dtype", "length", "name", "paddable", "read_only", "role",
+                             "temporary"})
 
     @property
     def temporary(self) -> bool:
         return self.role == "temporary"
+
+    @property
+    def paddable(self) -> bool:
+        """A temporary with rows to pad: indexed by two pairs or more."""
+        return self.temporary and len(self.pairs) >= 2
 
     @property
     def read_only(self) -> bool:

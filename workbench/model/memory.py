@@ -22,7 +22,7 @@ import numpy as np
 from ..codegen.printer import PINNED_STORES, prints_intrinsic
 from ..codegen.tree import HW, array_steps, hardware_groups, temp_pairs, temp_steps
 from ..errors import WorkbenchError
-from ..space.values import Cache, DimKind, MemSpace, Order
+from ..space.values import Cache, DimKind, MemSpace, Order, Padding
 from .facts import VECTOR_MAX, merges_along
 from .hardware import Hardware
 
@@ -278,8 +278,11 @@ def _temp_steps(facts, inst) -> list[tuple] | None:
     """`codegen.tree`'s coefficients of a temporary's access from the open
     candidate (`temp_pairs`, `temp_steps`), or None while its layout is
     open: which producers are BLOCKs, which pairs are fused, whether the
-    vector pair is a VECTOR, the producers' sizes."""
+    vector pair is a VECTOR, the producers' sizes, its padding."""
     a = inst.array
+    pads = facts.dom("padding", a)
+    if len(pads) != 1:
+        return None
     for p in a.pairs:
         kinds = facts.kinds(p[0])
         if DimKind.BLOCK in kinds and kinds != {DimKind.BLOCK} or len(facts.sizes(p[0])) != 1:
@@ -292,7 +295,7 @@ def _temp_steps(facts, inst) -> list[tuple] | None:
         kinds = facts.kinds(d)
         return next(iter(kinds)) if len(kinds) == 1 else None
     pairs = temp_pairs(a, kind, lambda p: facts.surely_merged(p[0], p[1]))
-    return temp_steps(inst, pairs, lambda d: facts.sizes(d)[0])
+    return temp_steps(inst, pairs, lambda d: facts.sizes(d)[0], pads == {Padding.ROWS})
 
 
 def warp_cost(block_dim, steps: dict, guards, vec: int, shared: bool,

@@ -29,16 +29,30 @@ from .backend import TOLERANCE, Measurement, Reference, inputs_for
 
 class CpuBackend:
     name = "cpu"
-    target = "cpu_reference"  # the bound's description of this executor (fallback)
 
     def __init__(self, threads: int = 1):
         if not isinstance(threads, int) or threads < 1:
             raise WorkbenchError(f"threads must be a positive integer, got {threads!r}")
         self.threads = threads
-        from .calibrate import host_cpu_target  # this host's calibrated table, if any
-        self.target = host_cpu_target()
-        # the table describes one core; with more, blocks run on each
-        self.bound_target = with_cores(hardware(self.target), threads)
+        self._cores: tuple | None = None  # (Hardware of the table, with `threads` cores)
+
+    @property
+    def target(self) -> str:
+        """The bound's table for this executor: this host's calibrated one
+        if the data directory holds it, else `cpu_reference` — read at each
+        use, so a backend made before a calibration, or under another data
+        directory, does not keep a table that no longer applies."""
+        from .calibrate import host_cpu_target
+        return host_cpu_target()
+
+    @property
+    def bound_target(self):
+        """`target`'s Hardware with `threads` cores (the table describes one
+        core; with more, blocks run on each)."""
+        hw = hardware(self.target)
+        if self._cores is None or self._cores[0] is not hw:
+            self._cores = (hw, with_cores(hw, self.threads))
+        return self._cores[1]
 
     @property
     def device(self) -> str:

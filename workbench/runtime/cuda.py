@@ -64,7 +64,7 @@ class CudaBackend:
         self.isolate = isolate
         self._child = None  # (process, connection) of the measuring child
         self.cp = cupy_module()
-        self.device, self.driver, self.target = "none", "", "h200"
+        self.device, self.driver = "none", ""
         self.arch: str | None = None  # ptxas's architecture: the device's
         self._cubins: dict = {}  # cubin path -> loaded module
         if self.cp is not None:
@@ -72,8 +72,14 @@ class CudaBackend:
             self.device = props["name"].decode()
             self.driver = str(self.cp.cuda.runtime.driverGetVersion())
             self.l2_bytes = int(props.get("l2CacheSize", 50 << 20))
-            self.target = _target_for(self.device)
             self.arch = f"sm_{props['major']}{props['minor']}"
+
+    @property
+    def target(self) -> str:
+        """The bound's table: the device's calibrated one when the data
+        directory holds it, else the datasheet's `h200` — read at each use,
+        so a calibration made after this backend counts."""
+        return "h200" if self.cp is None else _target_for(self.device)
 
     def versions(self) -> dict:
         if self.cp is None:

@@ -52,15 +52,12 @@ def root_for(spec: dict, space: str) -> Candidate:
 
 
 def backend_for(name: str, options: dict):
-    """This process's backend of `name` and `options`, made once per data
-    directory and set of target tables there: a backend picks its bound's
-    table when made (the CPU's: the host's calibrated one if present), and
-    one made under another WORKBENCH_DATA, or before a calibration, kept it."""
-    from ..paths import data_dir
+    """This process's backend of `name` and `options`, made once: a backend
+    reads its bound's table at each use (`CpuBackend.target`), so one made
+    under another WORKBENCH_DATA, or before a calibration, bounds with the
+    table that applies now."""
     from ..runtime.evaluator import get_backend
-    tables = data_dir() / "targets"
-    key = (name, json.dumps(options, sort_keys=True), str(tables),
-           tuple(sorted(p.name for p in tables.glob("*.json"))))
+    key = (name, json.dumps(options, sort_keys=True))
     if key not in _BACKENDS:
         _BACKENDS[key] = get_backend(name, **options)
     return _BACKENDS[key]

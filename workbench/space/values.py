@@ -70,6 +70,13 @@ class MemSpace(_Value):
     SHARED = "SHARED"
 
 
+class Padding(_Value):
+    """`padding($array)` (gpu.space): a shared temporary's rows as they are,
+    or each row of its outermost index followed by unused elements."""
+    NONE = "NONE"
+    ROWS = "ROWS"
+
+
 class Cache(_Value):
     """`cache($inst)` (gpu.space)."""
     L1 = "L1"
@@ -87,7 +94,7 @@ class BlockOrder(_Value):
 # choice -> enum of the value names read from it, per space
 GPU: Mapping[str, type[_Value]] = {
     "dim_kind": DimKind, "order": Order, "thread_mapping": ThreadMapping,
-    "dim_map": DimMap, "mem_space": MemSpace, "cache": Cache,
+    "dim_map": DimMap, "mem_space": MemSpace, "padding": Padding, "cache": Cache,
 }
 BASIC_BLOCK: Mapping[str, type[_Value]] = {"order": BlockOrder}
 
@@ -121,4 +128,4 @@ def ensure_values(space, enums: Mapping[str, type[_Value]] = GPU) -> None:
 
 
 __all__ = ["BASIC_BLOCK", "GPU", "BlockOrder", "Cache", "DimKind", "DimMap", "MemSpace",
-           "Order", "ThreadMapping", "check_values", "ensure_values"]
+           "Order", "Padding", "ThreadMapping", "check_values", "ensure_values"]
