@@ -53,7 +53,8 @@ def test_explorer_in_jupyterlab(tmp_path):
             "document.querySelector('.wb-status').textContent.includes('0 decisions')",
             timeout=30_000)
         lab.page.locator(".wb-explorer .widget-dropdown:has(label:text-is('recipe')) select"
-                         ).select_option(label="register_tiled_matmul(tm=4, tn=4, threads=16)")
+                         ).select_option(
+            label="register_tiled_matmul(tm=4, tn=4, threads=16, padded=True)")
         lab.page.click(".wb-explorer button:has-text('Force recipe')")
         lab.page.wait_for_function(  # "forcing …" first, then the fixed candidate's line
             "(document.querySelector('.wb-status') || {textContent: ''})"

@@ -648,7 +648,9 @@ def test_a_settled_warp_is_every_completions(name, sizes):
     layout is settled (`memory.thread_layout`), an access's warp patterns
     read from the open candidate (`memory.settled_costs`: each width the
     compiler may give it) are the fixed candidate's (`memory.warp_access`
-    over `memory.merge_widths`), and the bound uses and says them."""
+    over `memory.merge_widths`) — while a tile's padding is open, those of
+    both layouts, the completion's among them —, and the bound uses and
+    says them."""
     from workbench.codegen.tree import Implementation
     from workbench.model.bound import _Model
     hw = hardware("h200")
@@ -674,8 +676,13 @@ def test_a_settled_warp_is_every_completions(name, sizes):
                     got = memory.settled_costs(f, layout, s, hw)
                     if got is not None:
                         x = fixed.kernel.instruction(s.name)
-                        assert got == [(w, *memory.warp_access(impl, x, hw, w))
-                                       for w in memory.merge_widths(impl, x)], (seed, s.name)
+                        want = [(w, *memory.warp_access(impl, x, hw, w))
+                                for w in memory.merge_widths(impl, x)]
+                        if s.array.temporary and len(f.dom("padding", s.array)) > 1:
+                            # both layouts' costs: the completion's padding among them
+                            assert all(e in got for e in want), (seed, s.name)
+                        else:
+                            assert got == want, (seed, s.name)
                         checked += 1
                         nontrivial += any(c_[1:] != (1.0, 1.0) for c_ in got)
                         if len(got) == 1 and got[0][2] > 1 and not c.is_fixed and used < 3:

@@ -106,7 +106,9 @@ def test_a_weighted_descent_backs_up_past_nodes_that_cannot_beat_the_best():
     leaves = [random_fixed(root, random.Random(s)) for s in range(6)]
     best = sorted(tb(c) for c in leaves)[1] * 1.0001  # two of six random leaves beat it
     only_backing_up = 0
-    for seed in range(6):
+    # which seeds need to back up depends on the space's paths (seed 16 does
+    # since gpu.space gained `padding`; seeds 0-5 did before)
+    for seed in range(16, 22):
         got = {}
         for back in (False, True):
             d = descend(root, random.Random(seed), backtrack=back, bound_fn=tb, best_ns=best,

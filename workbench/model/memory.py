@@ -208,7 +208,9 @@ def settled_costs(facts, layout, inst, hw: Hardware) -> list[tuple] | None:
     (`thread_layout`); the sizes of its own dimensions and which of them
     are UNROLL or VECTOR; for a temporary, its memory space and the layout
     the code gives it (`codegen.tree.temp_pairs`: which pairs are BLOCK or
-    fused, the VECTOR pair innermost); for a store, its cache directive
+    fused, the VECTOR pair innermost) — while its `padding` is open, the
+    costs of both layouts, the least of which the bound takes —; for a
+    store, its cache directive
     (an intrinsic or a plain store the compiler may widen). A load runs in
     every thread; a store only along the hardware dims its own THREADs take
     (`codegen.tree.guard`: MAPPED THREADs have equal sizes, so no narrower
@@ -223,25 +225,31 @@ def settled_costs(facts, layout, inst, hw: Hardware) -> list[tuple] | None:
         return None
     vec, unrolled_dims = own
     shared = MemSpace.SHARED in spaces
-    steps = _temp_steps(facts, inst) if a.temporary else \
-        array_steps(inst, lambda e: facts.sizes(e)[0])
+    if a.temporary:  # each padding left: every implementation below has one of them
+        layouts = [_temp_steps(facts, inst, p == Padding.ROWS)
+                   for p in sorted(facts.dom("padding", a))]
+    else:
+        layouts = [array_steps(inst, lambda e: facts.sizes(e)[0])]
     intrinsic = False if shared else True if inst.op == "load" else \
         _settled_intrinsic(facts.dom("cache", inst))
-    if steps is None or intrinsic is None:
+    if None in layouts or intrinsic is None:
         return None
-    by_hw: dict = {}
-    for d, c in steps:
-        h = hw_of.get(d.name)
-        if h is not None:
-            by_hw[h] = by_hw.get(h, 0) + c
     guards = []
     if inst.op == "store":
         taken = {hw_of[d.name] for d in inst.dims if d.name in hw_of}
         guards = [(h, "==", 0) for h, n in zip(HW, block_dim) if h not in taken and n > 1]
-    step_of = {d.name: c for d, c in steps}
-    widths = [vec] if intrinsic else _widths(
-        vec, [(facts.sizes(d)[0], step_of.get(d.name, 0)) for d in unrolled_dims])
-    return [(w, *warp_cost(block_dim, by_hw, guards, w, shared, hw)) for w in widths]
+    out = []
+    for steps in layouts:
+        by_hw: dict = {}
+        for d, c in steps:
+            h = hw_of.get(d.name)
+            if h is not None:
+                by_hw[h] = by_hw.get(h, 0) + c
+        step_of = {d.name: c for d, c in steps}
+        widths = [vec] if intrinsic else _widths(
+            vec, [(facts.sizes(d)[0], step_of.get(d.name, 0)) for d in unrolled_dims])
+        out += [(w, *warp_cost(block_dim, by_hw, guards, w, shared, hw)) for w in widths]
+    return out
 
 
 def _own_widths(facts, inst) -> tuple | None:
@@ -274,15 +282,13 @@ def _settled_intrinsic(caches) -> bool | None:
     return None if caches & PINNED_STORES else False
 
 
-def _temp_steps(facts, inst) -> list[tuple] | None:
+def _temp_steps(facts, inst, padded: bool) -> list[tuple] | None:
     """`codegen.tree`'s coefficients of a temporary's access from the open
-    candidate (`temp_pairs`, `temp_steps`), or None while its layout is
-    open: which producers are BLOCKs, which pairs are fused, whether the
-    vector pair is a VECTOR, the producers' sizes, its padding."""
+    candidate (`temp_pairs`, `temp_steps`) with its rows `padded` or not,
+    or None while its layout is open otherwise: which producers are
+    BLOCKs, which pairs are fused, whether the vector pair is a VECTOR, the
+    producers' sizes."""
     a = inst.array
-    pads = facts.dom("padding", a)
-    if len(pads) != 1:
-        return None
     for p in a.pairs:
         kinds = facts.kinds(p[0])
         if DimKind.BLOCK in kinds and kinds != {DimKind.BLOCK} or len(facts.sizes(p[0])) != 1:
@@ -295,7 +301,7 @@ def _temp_steps(facts, inst) -> list[tuple] | None:
         kinds = facts.kinds(d)
         return next(iter(kinds)) if len(kinds) == 1 else None
     pairs = temp_pairs(a, kind, lambda p: facts.surely_merged(p[0], p[1]))
-    return temp_steps(inst, pairs, lambda d: facts.sizes(d)[0], pads == {Padding.ROWS})
+    return temp_steps(inst, pairs, lambda d: facts.sizes(d)[0], padded)
 
 
 def warp_cost(block_dim, steps: dict, guards, vec: int, shared: bool,
