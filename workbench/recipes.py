@@ -157,16 +157,17 @@ _TILED = "register_tiled_matmul"
 PLANS = {
     "axpy": [("vector_axpy", {"threads": 256}), ("vector_axpy", {"threads": 1024}),
              ("vector_axpy", {"threads": None})],
-    "matmul": [(_TILED, {"tm": t, "tn": t, "threads": n})
-               for t, n in ((4, 16), (2, 16), (4, 8), (2, 8), (4, 32))]
-    # the staged tiles' rows padded: B's tile is then stored 4-way, not
-    # 16-way, bank-conflicted and A's read without conflict (the h200 bound
-    # of matmul 1024's 4×4 plan: 46.3 → 37.5 µs)
-    + [(_TILED, {"tm": t, "tn": t, "threads": n, "padded": True})
-       for t, n in ((4, 16), (2, 16), (4, 8))],
+    # each first with the staged tiles' rows padded — B's tile is then
+    # stored 4-way, not 16-way, bank-conflicted and A's read without
+    # conflict (the nvidia_h200 bound of matmul 1024's 4×4 plan: 46.3 → 37.5
+    # µs; benchmarks/bench_padding.py) —, then with the padding left to the
+    # search below the plan
+    "matmul": [(_TILED, {"tm": t, "tn": t, "threads": n, **pad})
+               for pad in ({"padded": True}, {})
+               for t, n in ((4, 16), (2, 16), (4, 8), (2, 8), (4, 32))],
     # A's stride allows no float4
-    "strided_matmul": [(_TILED, {"tm": t, "tn": t, "threads": n, "vector": False})
-                       for t, n in ((4, 16), (2, 8))],
+    "strided_matmul": [(_TILED, {"tm": t, "tn": t, "threads": n, "vector": False, **pad})
+                       for pad in ({"padded": True}, {}) for t, n in ((4, 16), (2, 8))],
 }
 
 
