@@ -196,6 +196,21 @@ def test_padding_is_offered_only_where_rows_are_shared():
     assert glob.apply("padding", (tile,), "ROWS").domain("mem_space", (tile,)) == {"SHARED"}
 
 
+def test_padding_is_never_a_no_op():
+    """ROWS only on a tile that stays indexed by two pairs or more
+    (gpu.space's `indexed_pairs`): a tile of one index has no rows, and its
+    padded code would be the unpadded one's under another digest (seed 13
+    drew one before the rule)."""
+    root = wb.Candidate.root(wb.kernels.matmul(16, 16, 8))
+    padded = 0
+    for seed in range(10, 22):
+        impl = Implementation(random_fixed(root, random.Random(seed)))
+        for a, pad in impl.padded.items():
+            assert not pad or len(impl.temp_index[a]) >= 2, (seed, a)
+            padded += pad
+    assert padded >= 1
+
+
 def test_thread_multiply_add_completes():
     """Each root value of the multiply-add's thread-level dims has a completion
     (the space held none with THREAD before)."""

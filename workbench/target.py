@@ -51,7 +51,7 @@ class Target:
         raise AttributeError(item)
 
 
-_CACHE: dict[tuple, Target] = {}  # (path, mtime_ns, size) -> Target
+_CACHE: dict[tuple, Target] = {}  # (path, inode, mtime_ns, size) -> Target
 _PLACES: dict[tuple, list] = {}  # (name, $WORKBENCH_DATA, cwd) -> where its file may be
 
 
@@ -77,7 +77,7 @@ def load_target(name: str | Target = DEFAULT_TARGET) -> Target:
     # by file and version, not by name: a long-lived process (a notebook, a
     # search's workers) sees another data directory's table, or a table a
     # calibration rewrote, as what it is
-    key = (str(p), st.st_mtime_ns, st.st_size)
+    key = (str(p), st.st_ino, st.st_mtime_ns, st.st_size)  # a calibration renames a new file in
     if key in _CACHE:
         return _CACHE[key]
     try:

@@ -67,7 +67,8 @@ def bound_target(backend) -> object:
     """The target the bound takes for `backend`'s runs: its `bound_target`
     when it has one (the CPU backend: the host with its threads), else its
     `target`."""
-    return getattr(backend, "bound_target", backend.target)
+    got = getattr(backend, "bound_target", None)  # `target` only when needed: it looks for files
+    return got if got is not None else backend.target
 
 
 _FACTORIES: dict[str, Callable[..., Backend]] = {}
