@@ -9,7 +9,7 @@
 #            forced stage times the same recipe among its plans)
 #   COPY_S   benchmarks/gpu_copy.py's limit (default 0: skipped): copies, the
 #            fastest axpy record and CuPy's timed in one run, after the campaign
-#   STAGES, KERNELS, N_CORRECT, N_RANDOM   the campaign's --stages, --kernels, ...
+#   STAGES, KERNELS, N_CORRECT, N_RANDOM, CLIMB   the campaign's --stages, --kernels, ...
 # The expert matmul (benchmarks/gpu_expert.py, when asked for) and the campaign come first
 # (the data); the GPU tests get SIGINT at their limit, so pytest still prints
 # which failed (SIGTERM printed nothing twice).
@@ -36,7 +36,8 @@ MIN=${MIN:-6}
 timeout -s INT "${CAMP_S:-$(( ${MIN%.*} * 60 + 90 ))}" \
     python3 -m workbench campaign --backend cuda --minutes "$MIN" \
     ${STAGES:+--stages "$STAGES"} ${KERNELS:+--kernels "$KERNELS"} \
-    ${N_CORRECT:+--n-correct "$N_CORRECT"} ${N_RANDOM:+--n-random "$N_RANDOM"}
+    ${N_CORRECT:+--n-correct "$N_CORRECT"} ${N_RANDOM:+--n-random "$N_RANDOM"} \
+    ${CLIMB:+--climb "$CLIMB"}
 echo "campaign rc=$?"
 if [ "${COPY_S:-0}" != 0 ]; then
   el copy

@@ -379,6 +379,9 @@ def _campaign_args(p) -> None:
                    help="random fixed candidates per kernel checked against numpy (50)")
     p.add_argument("--n-random", type=int, default=None,
                    help="random implementations timed per kernel (1000)")
+    p.add_argument("--climb", type=int, default=None, metavar="MOVES",
+                   help="moves on the bound polishing each search rollout before it is "
+                        "measured (default 64; 0: the thesis's rollouts)")
     p.add_argument("--draw-only", action="store_true",
                    help="only draw and cache the random candidates (data/campaign/drawn/), "
                         "on any machine, ahead of a GPU session")
@@ -405,7 +408,7 @@ def cmd_campaign(args) -> int:
         opts["stages"] = split(args.stages)
     if args.kernels:
         opts["thesis_kernels"] = split(args.kernels)
-    for name in ("n_correct", "n_random"):
+    for name in ("n_correct", "n_random", "climb"):
         if getattr(args, name) is not None:
             opts[name] = getattr(args, name)
     if args.report_only:
@@ -438,6 +441,9 @@ def _search_args(p) -> None:
     p.add_argument("--order", choices=order_names(), default="thesis")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--samples", type=int, default=10)
+    p.add_argument("--climb", type=int, default=0, metavar="MOVES",
+                   help="moves on the bound that polish each rollout's leaf before it is "
+                        "measured (default 0: measured as the rollout ends)")
     p.add_argument("--store", default=None,
                    help="JSON-lines record file (default runs/runs.jsonl in the data "
                         "directory); 'none': keep none (nor can it be resumed)")
@@ -470,7 +476,7 @@ def cmd_search(args) -> int:
     s = Search(start, args.backend, budget=args.budget, time_s=args.time, policy=policy,
                order=args.order, workers=workers, client=client,
                store=_store(args.store), resume=args.resume, seed=args.seed,
-               samples=args.samples, callbacks=[progress])
+               samples=args.samples, climb=args.climb, callbacks=[progress])
     print(f"search {s.search_id}" + ("" if s.store is None else
                                       f" (continue it with --resume {s.search_id})"),
           file=sys.stderr, flush=True)

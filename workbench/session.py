@@ -271,10 +271,12 @@ class Session:
         self._status[key] = got
         return got
 
-    def finish(self, budget_s: float = 5.0, tries: int = 1) -> Candidate:
+    def finish(self, budget_s: float = 5.0, tries: int = 1, climb: int = 0) -> Candidate:
         """Adopt the current candidate's witness — with `tries` > 1, the one
-        of lowest bound among that many witnesses — so that its remaining
-        decisions join the branch (each one a step: undo walks back)."""
+        of lowest bound among that many witnesses; with `climb`, then moved
+        that many times on the bound (`search.climb`: the person's decisions
+        stay) — so that its remaining decisions join the branch (each one a
+        step: undo walks back)."""
         w = self.witness(budget_s=budget_s)
         if w is None:
             raise WorkbenchError("no implementation below this candidate was found "
@@ -287,6 +289,10 @@ class Session:
                 w = other
                 self._remember(self.cand.digest(), w)
         fixed = adopt(self.cand, w)
+        if climb:
+            from .search.climb import climb as climb_bound
+            fixed = climb_bound(self.cand, fixed, lambda c: self.bound(c).value_ns, self._rng,
+                                steps=climb).candidate
         steps = []
         for d in fixed.trail[len(self.cand.trail):]:
             steps.append((steps[-1] if steps else self.cand).decide(d))

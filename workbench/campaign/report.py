@@ -205,6 +205,12 @@ def _reference(row: dict, own: float | None, key: tuple, refs: dict) -> None:
     row["speedup"] = row["reference_ns"] / ours if ours and row["reference_ns"] else None
 
 
+def _evaluations(row: dict) -> str:
+    """A search's evaluations, and the climb on the bound its rollouts took."""
+    n = row.get("evaluations") or "—"
+    return f"{n} (climb {row['climb']})" if row.get("climb") else str(n)
+
+
 def table_6_2(state: dict, target: dict | None = None, records=None) -> list:
     """The searches' best beside the reference and the thesis's Table 6.2
     (speed-up = reference time / our time; the thesis's on a Quadro K4000).
@@ -219,7 +225,8 @@ def table_6_2(state: dict, target: dict | None = None, records=None) -> list:
         ours = got.get("best_ns")
         th_ours, th_ref = THESIS_6_2[label]
         row = {"kernel": label, "best_ns": ours, "reference": got.get("reference"),
-               "evaluations": got.get("evaluations"), "sizes": got.get("sizes"),
+               "evaluations": got.get("evaluations"), "climb": got.get("climb"),
+               "sizes": got.get("sizes"),
                "thesis_best_ns": th_ours, "thesis_reference_ns": th_ref,
                "thesis_speedup": th_ref / th_ours}
         _reference(row, got.get("reference_median_ns"),
@@ -241,7 +248,8 @@ def forced_table(state: dict, target: dict | None = None, records=None) -> list:
     for name, got in res.items():
         row = {"plan": name, "kernel": got.get("kernel"), "best_ns": got.get("best_ns"),
                "reference": got.get("reference"),
-               "evaluations": got.get("evaluations"), "open_choices": got.get("open_choices"),
+               "evaluations": got.get("evaluations"), "climb": got.get("climb"),
+               "open_choices": got.get("open_choices"),
                "error": got.get("error"), "beat_ns": got.get("beat_ns"),
                "stopped": got.get("stopped")}
         builder = KERNELS.get(got.get("kernel"), (None,))[0]
@@ -496,7 +504,7 @@ def markdown(s: dict) -> str:
         speedup = fmt_speedup(r["speedup"])
         extra = (f" ({_pct(r['share_of_copy_bandwidth'])} of copy bandwidth)"
                  if r.get("share_of_copy_bandwidth") else "")
-        lines.append(f"| {r['kernel']} | {r['evaluations'] or '—'} | {_ns(r['best_ns'])} | "
+        lines.append(f"| {r['kernel']} | {_evaluations(r)} | {_ns(r['best_ns'])} | "
                      f"{_ref_md(r)} | "
                      f"{speedup}{extra} | "
                      f"{_ns(r['thesis_best_ns'])} vs {_ns(r['thesis_reference_ns'])}: "
@@ -523,7 +531,7 @@ def markdown(s: dict) -> str:
                 won = ("nothing measured" if not r["best_ns"] else "beat it"
                        if r["best_ns"] < r["beat_ns"] else "did not beat it")
                 plan += f" (to beat: {_ns(r['beat_ns'])}; {won}; {r.get('stopped') or '—'})"
-            lines.append(f"| {plan} | {r['open_choices']} | {r['evaluations'] or '—'} | "
+            lines.append(f"| {plan} | {r['open_choices']} | {_evaluations(r)} | "
                          f"{_ns(r['best_ns'])} | {r['reference'] or ''} {_ref_md(r)} "
                          f"| {speedup}{extra} | {GOALS.get(r['kernel'], '')} |")
     if s.get("expert"):

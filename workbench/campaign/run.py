@@ -89,6 +89,9 @@ class CampaignOptions:
     n_correct: int = 50
     n_random: int = 1000
     search_budget: int = 100_000  # evaluations per kernel (time is the real limit)
+    # moves on the bound (`search.climb`) polishing each rollout before the
+    # device measures it: the workers climb while the GPU measures
+    climb: int = 64
     samples: int = 10
     limit_s: float = 0.2  # a run longer than this is not sampled again (status timeout)
     arch: str | None = None  # ptxas architecture; default: the device's, else sm_90
@@ -104,7 +107,8 @@ class CampaignOptions:
     def __post_init__(self):
         if self.quick:  # every stage, the fewest candidates that exercise it (unless given)
             full = CampaignOptions.__dataclass_fields__
-            for name, few in (("n_correct", 1), ("n_random", 2), ("search_budget", 2)):
+            for name, few in (("n_correct", 1), ("n_random", 2), ("search_budget", 2),
+                              ("climb", 4)):
                 if getattr(self, name) == full[name].default:
                     setattr(self, name, few)
             self.thesis_kernels = tuple(self.thesis_kernels or QUICK_SEARCH)
@@ -461,7 +465,11 @@ def _backend(name: str):
 
 
 def _checked(o: CampaignOptions) -> CampaignOptions:
-    """`o`, or a WorkbenchError naming an unknown stage or thesis kernel."""
+    """`o`, or a WorkbenchError naming an unknown stage or thesis kernel, or
+    a climb that is not a number of moves."""
+    if not isinstance(o.climb, int) or isinstance(o.climb, bool) or o.climb < 0:
+        raise WorkbenchError(f"campaign: climb must be a number of moves (0 or more), got "
+                             f"{o.climb!r}")
     unknown = set(o.stages) - set(SHARES)
     if unknown:
         raise WorkbenchError(f"campaign: unknown stage(s) {sorted(unknown)}; "

@@ -82,7 +82,7 @@ def _search(camp: Campaign, start: Candidate, base_id: str, time_s: float,
                policy=TAG(), workers=0,
                client=None if start.is_fixed else _rollout_client(camp), store=camp.store,
                search_id=sid, resume=resume, seed=o.seed, samples=o.samples,
-               timeout_s=o.limit_s, beat_ns=beat_ns)
+               timeout_s=o.limit_s, beat_ns=beat_ns, climb=o.climb)
     s.backend = camp.backend  # the campaign's (calibrated) backend instance
     out = s.run()
     best, ref = out.get("best_ns"), out.get("reference_median_ns")
@@ -90,7 +90,7 @@ def _search(camp: Campaign, start: Candidate, base_id: str, time_s: float,
             "best_ns": best, "reference": out.get("reference"),
             "reference_median_ns": ref,
             "speedup_vs_reference": ref / best if best and ref else None,
-            "stopped": out["stopped"],
+            "stopped": out["stopped"], "climb": o.climb,
             "finished": out["stopped"] in ("budget", "exhausted: every branch was cut")}
 
 

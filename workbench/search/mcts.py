@@ -48,6 +48,9 @@ class SearchOptions:
     samples: int = 10
     timeout_s: float = 10.0
     backend_options: dict = field(default_factory=dict)
+    # moves of `search.climb` on the bound that polish each rollout's leaf
+    # before it is measured (0: the thesis's rollouts, measured as they end)
+    climb: int = 0
     # a time already reached elsewhere (a hand-forced recipe, another branch):
     # nodes bounded at or above it are cut from the start, so evaluations go
     # only where something faster may be; `best_ns` stays what it measured
@@ -67,6 +70,9 @@ class SearchOptions:
     def __post_init__(self):
         if self.budget is None and self.time_s is None:
             raise WorkbenchError("a search needs a budget (evaluations) or a time limit")
+        if not isinstance(self.climb, int) or isinstance(self.climb, bool) or self.climb < 0:
+            raise WorkbenchError(f"climb must be a number of moves (0 or more), got "
+                                 f"{self.climb!r}")
         if self.budget is not None and (not isinstance(self.budget, int) or self.budget < 1):
             raise WorkbenchError("budget must be a positive number of evaluations, got "
                                  f"{self.budget!r}")
@@ -206,7 +212,7 @@ class Search:
                     best_ns=self.threshold_ns if math.isfinite(self.threshold_ns) else None,
                     start_bound_ns=node.bound_ns,
                     evaluate=self.backend_name != "cuda",  # GPU runs: one at a time, here
-                    samples=self.samples, timeout_s=self.timeout_s)
+                    samples=self.samples, timeout_s=self.timeout_s, climb=self.options.climb)
 
     def _absorb(self, path: list, fut) -> None:
         try:
@@ -242,6 +248,7 @@ class Search:
             "start_trail": [d.to_dict() for d in self.start.trail],
             "start_digest": self.start.digest(), "worker": out.worker,
             "rollout_s": out.rollout_s, "eval_s": out.eval_s,
+            **({"climb": out.climb} if out.climb is not None else {}),
             "elapsed_s": self.elapsed_s + time.perf_counter() - self._t0})
         if self.store is not None:
             self.store.append([rec])
@@ -387,6 +394,7 @@ class Search:
         return {"search_id": self.search_id, "kernel": self.start.kernel.name,
                 "sizes": self.spec, "backend": self.backend_name,
                 "policy": self.policy.name, "order": self.order.label,
+                "climb": self.options.climb,
                 "evaluations": self.evaluations, "elapsed_s": self.elapsed_s,
                 "stopped": self.stopped,
                 "best_ns": best.get("median_ns"), "best_bound_ns": best.get("bound_ns"),

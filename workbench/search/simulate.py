@@ -24,6 +24,7 @@ from ..errors import WorkbenchError
 from ..orders import choice_order
 from ..runtime.backend import bound_target
 from ..runtime.records import Record
+from .climb import climb
 
 _ROOTS: dict = {}
 _BACKENDS: dict = {}
@@ -82,6 +83,7 @@ class Task:
     samples: int = 10
     timeout_s: float = 10.0
     data_seed: int = 0  # of the kernel's inputs
+    climb: int = 0  # moves of `search.climb` on the bound before the leaf is measured
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,7 @@ class Outcome:
     worker: str = ""
     rollout_s: float = 0.0
     eval_s: float = 0.0
+    climb: dict | None = None  # `Climb.to_dict()` when the leaf was climbed
 
 
 def hopeless(bound_ns: float, best_ns: float, timeout_s: float | None) -> bool:
@@ -148,9 +151,14 @@ def simulate(task: Task) -> Outcome:
         fixed, cause, depth, dead = d.candidate, d.cause, d.depth, dead + d.retries
         if fixed is not None:
             break
-    # a weighted descent (a best is known) has bounded its end already
-    if fixed is not None and hopeless(d.bound_ns if math.isfinite(best) else bound_fn(fixed),
-                                      best, task.timeout_s):
+    climbed = None
+    if fixed is not None and task.climb > 0:
+        climbed = climb(start, fixed, bound_fn, rng, steps=task.climb, order=order)
+        fixed, end_ns = climbed.candidate, climbed.bound_ns
+    else:  # a weighted descent (a best is known) has bounded its end already
+        end_ns = None if fixed is None else (d.bound_ns if math.isfinite(best)
+                                             else bound_fn(fixed))
+    if fixed is not None and hopeless(end_ns, best, task.timeout_s):
         fixed, cause = None, "model"
     if fixed is None:
         return Outcome(cause, depth, dead, worker=_worker(), rollout_s=time.perf_counter() - t0)
@@ -159,7 +167,7 @@ def simulate(task: Task) -> Outcome:
     # measured elsewhere (a GPU, one at a time): compiled here, in parallel
     built = None if task.evaluate or not hasattr(backend, "prebuild") else backend.prebuild(fixed)
     return Outcome(None, depth, dead, [d.to_dict() for d in fixed.trail], rec, built, _worker(),
-                   rollout_s, eval_s)
+                   rollout_s, eval_s, None if climbed is None else climbed.to_dict())
 
 
 def evaluate_trail(task: Task) -> Outcome:
