@@ -143,6 +143,11 @@ def test_search_tab_finishes_stops_and_adopts(tmp_path):
     assert "2 evaluations" in view.text.value and "best" in view.text.value
     assert view.stop_b.disabled and not panel.search_b.disabled
     assert view.bar.value == 2 and view.bar.bar_style == "success"
+    # each rollout climbed the bound before it was measured (the tab's climb)
+    assert panel.search.options.climb == panel.climb.value > 0
+    rows = [r for r in e.session.store.rows() if "search" in r]
+    assert len(rows) == 2 and all(r["search"]["climb"]["steps"] == panel.climb.value
+                                  for r in rows)
     assert _has_data(panel.show())
     n_branches = len(e.session.branches)
     branch = panel.adopt()
