@@ -6,6 +6,7 @@ code matches numpy."""
 from __future__ import annotations
 
 import functools
+import json
 import random
 
 import pytest
@@ -157,3 +158,24 @@ def test_finish_from_here_climbs_below_the_persons_decisions(tmp_path):
     assert s.bound().value_ns <= plain
     s.undo()
     assert s.cand.digest() != fixed.digest()
+
+
+def test_cli_climb_contract(tmp_path, capsys):
+    """`python -m workbench climb`: a descent then moves on the bound below
+    the --trail candidate; the trail file it writes replays to the digest
+    it prints, keeps the start's decisions and is bounded as it says."""
+    from workbench.cli import main
+    start = _root().apply("dim_kind", ("d0",), "BLOCK")
+    (tmp_path / "start.json").write_text(start.to_json())
+    out = tmp_path / "best.json"
+    args = ["climb", "--kernel", "matmul", "--sizes", "m=16,n=16,k=8", "--trail",
+            str(tmp_path / "start.json"), "--moves", "6", "--seed", "2", "--out", str(out)]
+    assert main([*args, "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["steps"] == 6 and got["bound_ns"] <= got["start_ns"] and got["target"] == "h200"
+    cand = wb.Candidate.from_json(out.read_text())
+    assert cand.is_fixed and cand.digest() == got["digest"]
+    assert cand.trail[0] == start.trail[0]
+    assert wb.bound(cand, "h200").value_ns == pytest.approx(got["bound_ns"])
+    assert main([*args, "--moves", "-1", "--json"]) == 2
+    assert "--moves must be 0 or more" in capsys.readouterr().out

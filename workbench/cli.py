@@ -314,6 +314,48 @@ def cmd_bound(args) -> int:
     return 0
 
 
+def _climb_args(p) -> None:
+    _candidate_args(p)
+    p.add_argument("--target", default=None,
+                   help="hardware target the bound is taken on (a file of data/targets); "
+                        "default: the kernel's")
+    p.add_argument("--moves", type=int, default=100, help="moves on the bound (default 100)")
+    p.add_argument("--seed", type=int, default=0, help="of the descent and the moves")
+    p.add_argument("--out", default=None,
+                   help="write the implementation reached here (a trail file)")
+
+
+@subcommand("climb", "an implementation of low bound below a candidate (root or --trail), by "
+                     "the model alone: a random descent, then --moves moves on the bound "
+                     "(search.climb; the candidate's decisions stay)", _climb_args)
+def cmd_climb(args) -> int:
+    from .errors import DeadEnd
+    from .model import bound
+    from .search.climb import climb
+    if args.moves < 0:
+        raise WorkbenchError(f"--moves must be 0 or more, got {args.moves}")
+    start = load_candidate(args)
+    rng = random.Random(args.seed)
+    try:
+        leaf = start if start.is_fixed else descent.random_fixed(start, rng)
+    except DeadEnd as exc:
+        raise WorkbenchError(f"no implementation below this candidate was reached: {exc}"
+                             ) from None
+    c = climb(start, leaf, lambda x: bound(x, args.target).value_ns, rng, steps=args.moves)
+    if args.out:
+        Path(args.out).write_text(c.candidate.to_json())
+    out = {**c.to_dict(), "target": bound(c.candidate, args.target).target,
+           "digest": c.candidate.digest(),
+           "trail": [d.to_dict() for d in c.candidate.trail]}
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print(f"bound {c.start_ns:,.0f} ns -> {c.bound_ns:,.0f} ns on {out['target']} in "
+              f"{c.steps} moves ({c.failed} reached no implementation)"
+              + (f"; written to {args.out}" if args.out else ""))
+    return 0
+
+
 def _store(flag: str | None):
     """--store: a file, 'none' (keep no record) or the default store."""
     return None if flag == "none" else (flag or "default")
