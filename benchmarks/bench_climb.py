@@ -6,11 +6,14 @@
    same CPU time, keeping the least bound. Beside them, the bound of the best
    forced recipe (`recipes.PLANS`), which no search here is given.
 2. **Measured times on the CPU backend** (the generated C, timed): TAG searches
-   of one matmul with `--budget` evaluations and `--climb` moves a rollout,
+   of one matmul with `--budget` evaluations and `--climb` moves a rollout
+   (with `--from-best F`, also searches whose climbs start at the fastest
+   implementation measured below the node for a share F of rollouts),
    against plain TAG searches (climb 0) given the same wall time, same seeds.
 
     python benchmarks/bench_climb.py [--seeds 3] [--moves 300] [--target nvidia_h200]
-        [--cpu-sizes 128x128x64] [--budget 10] [--climb 30] [--out data/bench/climb.json]
+        [--cpu-sizes 128x128x64] [--budget 10] [--climb 30] [--from-best 0.5]
+        [--skip-bound] [--skip-cpu] [--out data/bench/climb.json]
 """
 
 from __future__ import annotations
@@ -68,12 +71,18 @@ def best_recipe(target: str) -> dict:
     return {"plan": name, "bound_ns": b}
 
 
-def cpu_searches(sizes: tuple, seed: int, budget: int, moves: int) -> dict:
+def cpu_searches(sizes: tuple, seed: int, budget: int, moves: int, from_best: float = 0.0
+                 ) -> dict:
     root = wb.Candidate.root(wb.kernels.matmul(*sizes))
     row = {"seed": seed}
-    for label, opts in (("climb", {"budget": budget, "climb": moves}), ("plain", None)):
+    for label, opts in (("climb", {"budget": budget, "climb": moves}),
+                        ("climb_from_best", {"budget": budget, "climb": moves,
+                                             "climb_from_best": from_best}),
+                        ("plain", None)):
         if opts is None:  # the peer: as long as the climbing search took
             opts = {"budget": None, "time_s": row["climb"]["seconds"], "climb": 0}
+        elif not opts.get("climb_from_best", 1):
+            continue
         t0 = time.perf_counter()
         s = Search(root, "cpu", workers=0, store=None, seed=seed, samples=5, **opts)
         r = s.run()
@@ -94,14 +103,17 @@ def main(argv=None) -> int:
     ap.add_argument("--cpu-sizes", default="128x128x64")
     ap.add_argument("--budget", type=int, default=10)
     ap.add_argument("--climb", type=int, default=30)
+    ap.add_argument("--from-best", type=float, default=0.0,
+                    help="also searches with this climb_from_best (0: not run)")
     ap.add_argument("--skip-cpu", action="store_true")
+    ap.add_argument("--skip-bound", action="store_true")
     ap.add_argument("--out", default="data/bench/climb.json")
     args = ap.parse_args(argv)
     out = {"date": time.strftime("%Y-%m-%d"), "target": args.target,
            "recipe": best_recipe(args.target), "bound_alone": [], "cpu": []}
     print(f"best recipe on {args.target}: {out['recipe']['plan']} "
           f"{out['recipe']['bound_ns'] / 1e3:.1f} us")
-    for seed in range(args.seeds):
+    for seed in range(0 if args.skip_bound else args.seeds):
         r = bound_alone(seed, args.moves, args.target)
         out["bound_alone"].append(r)
         print(f"seed {seed}: first leaf {r['first_leaf_ns'] / 1e3:,.1f} us -> climbed "
@@ -110,9 +122,14 @@ def main(argv=None) -> int:
               flush=True)
     sizes = tuple(int(x) for x in args.cpu_sizes.split("x"))
     for seed in range(0 if args.skip_cpu else args.seeds):
-        r = cpu_searches(sizes, seed, args.budget, args.climb)
+        r = cpu_searches(sizes, seed, args.budget, args.climb, args.from_best)
         out["cpu"].append(r)
         c, p = r["climb"], r["plain"]
+        if "climb_from_best" in r:
+            b = r["climb_from_best"]
+            print(f"cpu {args.cpu_sizes} seed {seed}: climb {args.climb}, from the best measured "
+                  f"{args.from_best:g}: {b['evaluations']} evals in {b['seconds']} s, best "
+                  f"{b['best_ns'] / 1e3:,.1f} us (median {b['median_ns'] / 1e3:,.0f})", flush=True)
         print(f"cpu {args.cpu_sizes} seed {seed}: climb {args.climb}: {c['evaluations']} evals "
               f"in {c['seconds']} s, best {c['best_ns'] / 1e3:,.1f} us (median "
               f"{c['median_ns'] / 1e3:,.0f}); plain: {p['evaluations']} evals, best "

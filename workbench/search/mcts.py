@@ -51,6 +51,11 @@ class SearchOptions:
     # moves of `search.climb` on the bound that polish each rollout's leaf
     # before it is measured (0: the thesis's rollouts, measured as they end)
     climb: int = 0
+    # with climb: the share of rollouts whose climb starts from the fastest
+    # implementation measured so far, carried into the node's subtree (its
+    # decisions that still apply there kept, the rest descended); the others
+    # climb from a new descent
+    climb_from_best: float = 0.0
     # a time already reached elsewhere (a hand-forced recipe, another branch):
     # nodes bounded at or above it are cut from the start, so evaluations go
     # only where something faster may be; `best_ns` stays what it measured
@@ -73,6 +78,11 @@ class SearchOptions:
         if not isinstance(self.climb, int) or isinstance(self.climb, bool) or self.climb < 0:
             raise WorkbenchError(f"climb must be a number of moves (0 or more), got "
                                  f"{self.climb!r}")
+        if not (isinstance(self.climb_from_best, (int, float))
+                and not isinstance(self.climb_from_best, bool)
+                and 0.0 <= self.climb_from_best <= 1.0):
+            raise WorkbenchError(f"climb_from_best must be a share from 0 to 1, got "
+                                 f"{self.climb_from_best!r}")
         if self.budget is not None and (not isinstance(self.budget, int) or self.budget < 1):
             raise WorkbenchError("budget must be a positive number of evaluations, got "
                                  f"{self.budget!r}")
@@ -205,6 +215,18 @@ class Search:
         return None
 
     # ------------------------------------------------------------ tasks
+    def _climb_from(self) -> dict | None:
+        """Where a rollout's climb starts: with probability `climb_from_best`,
+        the fastest implementation measured so far (its trail and digest;
+        the worker carries it into the node's subtree), else None (a new
+        descent)."""
+        o = self.options
+        best = self.best_record
+        if not o.climb or not o.climb_from_best or best is None \
+                or self.rng.random() >= o.climb_from_best:
+            return None
+        return {"trail": best["trail"], "digest": best["digest"]}
+
     def _task(self, node: Node) -> Task:
         return Task(self.spec, self.space, [d.to_dict() for d in node.cand.trail],
                     backend=self.backend_name, backend_options=self.backend_options,
@@ -212,7 +234,8 @@ class Search:
                     best_ns=self.threshold_ns if math.isfinite(self.threshold_ns) else None,
                     start_bound_ns=node.bound_ns,
                     evaluate=self.backend_name != "cuda",  # GPU runs: one at a time, here
-                    samples=self.samples, timeout_s=self.timeout_s, climb=self.options.climb)
+                    samples=self.samples, timeout_s=self.timeout_s, climb=self.options.climb,
+                    climb_from=self._climb_from())
 
     def _absorb(self, path: list, fut) -> None:
         try:
@@ -394,7 +417,7 @@ class Search:
         return {"search_id": self.search_id, "kernel": self.start.kernel.name,
                 "sizes": self.spec, "backend": self.backend_name,
                 "policy": self.policy.name, "order": self.order.label,
-                "climb": self.options.climb,
+                "climb": self.options.climb, "climb_from_best": self.options.climb_from_best,
                 "evaluations": self.evaluations, "elapsed_s": self.elapsed_s,
                 "stopped": self.stopped,
                 "best_ns": best.get("median_ns"), "best_bound_ns": best.get("bound_ns"),

@@ -18,13 +18,13 @@ import socket
 import time
 from dataclasses import dataclass, field
 
-from ..candidate import Candidate
+from ..candidate import Candidate, Decision
 from ..descent import descend
 from ..errors import WorkbenchError
 from ..orders import choice_order
 from ..runtime.backend import bound_target
 from ..runtime.records import Record
-from .climb import climb
+from .climb import climb, keep_applicable
 
 _ROOTS: dict = {}
 _BACKENDS: dict = {}
@@ -84,6 +84,8 @@ class Task:
     timeout_s: float = 10.0
     data_seed: int = 0  # of the kernel's inputs
     climb: int = 0  # moves of `search.climb` on the bound before the leaf is measured
+    climb_from: dict | None = None  # {"trail", "digest"} of a measured implementation:
+    # the climb starts from it carried below `trail` instead of a new descent's end
 
 
 @dataclass(frozen=True)
@@ -130,6 +132,26 @@ def _worker() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+def _climb_on(start: Candidate, task: Task, bound_fn, rng, order):
+    """The climb from `task.climb_from`, a measured implementation carried
+    below `start` (its decisions that still apply there kept, the rest
+    descended); None when none is reached, or when the climb ends at that
+    implementation itself (measuring it again would tell nothing new)."""
+    try:
+        taken = set(start.trail)
+        seed = keep_applicable(start, [d for d in map(Decision.from_dict,
+                                                      task.climb_from["trail"])
+                                       if d not in taken])
+        leaf = seed if seed.is_fixed else descend(seed, rng, order=order,
+                                                  backtrack=True).candidate
+    except (WorkbenchError, KeyError, TypeError):
+        return None
+    if leaf is None:
+        return None
+    got = climb(start, leaf, bound_fn, rng, steps=task.climb, order=order)
+    return None if got.candidate.digest() == task.climb_from.get("digest") else got
+
+
 def simulate(task: Task) -> Outcome:
     """Replay the task's trail, descend (up to `attempts` times) and, unless
     `task.evaluate` is false, measure the fixed candidate on the task's
@@ -145,15 +167,23 @@ def simulate(task: Task) -> Outcome:
     def bound_fn(c):
         return bound(c, target).value_ns
     fixed, cause, depth, dead = None, None, 0, 0
-    for _ in range(task.attempts):
+    climbed = origin = None
+    if task.climb > 0 and task.climb_from is not None:
+        climbed = _climb_on(start, task, bound_fn, rng, order)
+        origin = "measured" if climbed is not None else None
+        if climbed is not None:  # else: a new descent, below
+            fixed, depth = climbed.candidate, len(climbed.candidate.trail) - len(start.trail)
+    for _ in range(0 if fixed is not None else task.attempts):
         d = descend(start, rng, order=order, backtrack=True, bound_fn=bound_fn, best_ns=best,
                     start_bound=task.start_bound_ns)
         fixed, cause, depth, dead = d.candidate, d.cause, d.depth, dead + d.retries
         if fixed is not None:
             break
-    climbed = None
-    if fixed is not None and task.climb > 0:
+    if climbed is not None:
+        end_ns = climbed.bound_ns
+    elif fixed is not None and task.climb > 0:
         climbed = climb(start, fixed, bound_fn, rng, steps=task.climb, order=order)
+        origin = "descent"
         fixed, end_ns = climbed.candidate, climbed.bound_ns
     else:  # a weighted descent (a best is known) has bounded its end already
         end_ns = None if fixed is None else (d.bound_ns if math.isfinite(best)
@@ -167,7 +197,8 @@ def simulate(task: Task) -> Outcome:
     # measured elsewhere (a GPU, one at a time): compiled here, in parallel
     built = None if task.evaluate or not hasattr(backend, "prebuild") else backend.prebuild(fixed)
     return Outcome(None, depth, dead, [d.to_dict() for d in fixed.trail], rec, built, _worker(),
-                   rollout_s, eval_s, None if climbed is None else climbed.to_dict())
+                   rollout_s, eval_s,
+                   None if climbed is None else {**climbed.to_dict(), "from": origin})
 
 
 def evaluate_trail(task: Task) -> Outcome:
