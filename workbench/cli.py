@@ -486,6 +486,9 @@ def _search_args(p) -> None:
     p.add_argument("--climb", type=int, default=0, metavar="MOVES",
                    help="moves on the bound that polish each rollout's leaf before it is "
                         "measured (default 0: measured as the rollout ends)")
+    p.add_argument("--climb-from-best", type=float, default=0.0, metavar="SHARE",
+                   help="with --climb: the share of rollouts whose climb starts from the "
+                        "fastest implementation measured so far (default 0)")
     p.add_argument("--store", default=None,
                    help="JSON-lines record file (default runs/runs.jsonl in the data "
                         "directory); 'none': keep none (nor can it be resumed)")
@@ -518,7 +521,8 @@ def cmd_search(args) -> int:
     s = Search(start, args.backend, budget=args.budget, time_s=args.time, policy=policy,
                order=args.order, workers=workers, client=client,
                store=_store(args.store), resume=args.resume, seed=args.seed,
-               samples=args.samples, climb=args.climb, callbacks=[progress])
+               samples=args.samples, climb=args.climb,
+               climb_from_best=args.climb_from_best, callbacks=[progress])
     print(f"search {s.search_id}" + ("" if s.store is None else
                                       f" (continue it with --resume {s.search_id})"),
           file=sys.stderr, flush=True)
