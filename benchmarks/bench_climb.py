@@ -75,14 +75,14 @@ def cpu_searches(sizes: tuple, seed: int, budget: int, moves: int, from_best: fl
                  ) -> dict:
     root = wb.Candidate.root(wb.kernels.matmul(*sizes))
     row = {"seed": seed}
-    for label, opts in (("climb", {"budget": budget, "climb": moves}),
-                        ("climb_from_best", {"budget": budget, "climb": moves,
-                                             "climb_from_best": from_best}),
-                        ("plain", None)):
+    runs = [("climb", {"budget": budget, "climb": moves})]
+    if from_best:
+        runs.append(("climb_from_best", {"budget": budget, "climb": moves,
+                                          "climb_from_best": from_best}))
+    runs.append(("plain", None))
+    for label, opts in runs:
         if opts is None:  # the peer: as long as the climbing search took
             opts = {"budget": None, "time_s": row["climb"]["seconds"], "climb": 0}
-        elif not opts.get("climb_from_best", 1):
-            continue
         t0 = time.perf_counter()
         s = Search(root, "cpu", workers=0, store=None, seed=seed, samples=5, **opts)
         r = s.run()

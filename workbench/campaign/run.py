@@ -467,9 +467,8 @@ def _backend(name: str):
 def _checked(o: CampaignOptions) -> CampaignOptions:
     """`o`, or a WorkbenchError naming an unknown stage or thesis kernel, or
     a climb that is not a number of moves."""
-    if not isinstance(o.climb, int) or isinstance(o.climb, bool) or o.climb < 0:
-        raise WorkbenchError(f"campaign: climb must be a number of moves (0 or more), got "
-                             f"{o.climb!r}")
+    from ..search import SearchOptions
+    SearchOptions(climb=o.climb)  # the searches' own check, before any stage runs
     unknown = set(o.stages) - set(SHARES)
     if unknown:
         raise WorkbenchError(f"campaign: unknown stage(s) {sorted(unknown)}; "

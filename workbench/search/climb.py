@@ -82,8 +82,8 @@ def _other_value(cand: Candidate, d: Decision, rng: random.Random) -> Candidate 
     return None
 
 
-def climb_move(start: Candidate, leaf: Candidate, rng: random.Random, *, order="thesis"
-         ) -> Candidate | None:
+def climb_move(start: Candidate, leaf: Candidate, rng: random.Random, *,
+               order="thesis") -> Candidate | None:
     """One move of the climb (module docstring): a fixed candidate below
     `start` that differs from `leaf` in one decision's value at least, or
     None when the move reached none."""
@@ -103,14 +103,14 @@ def climb_move(start: Candidate, leaf: Candidate, rng: random.Random, *, order="
 
 
 def climb(start: Candidate, leaf: Candidate, bound_fn, rng: random.Random, *, steps: int,
-          order="thesis", start_ns: float | None = None) -> Climb:
+          order="thesis") -> Climb:
     """Up to `steps` moves from `leaf` (a fixed candidate below `start`),
     keeping the leaf of least bound (`bound_fn`: candidate → ns)."""
     if not leaf.is_fixed:
         raise WorkbenchError("climb starts from a fixed candidate")
     if start.trail != leaf.trail[:len(start.trail)]:
         raise WorkbenchError("climb's leaf must extend start's trail")
-    best = bound_fn(leaf) if start_ns is None else start_ns
+    best = bound_fn(leaf)
     out = Climb(leaf, best, best)
     for step in range(1, steps + 1):
         out.steps = step

@@ -170,9 +170,9 @@ def simulate(task: Task) -> Outcome:
     climbed = origin = None
     if task.climb > 0 and task.climb_from is not None:
         climbed = _climb_on(start, task, bound_fn, rng, order)
-        origin = "measured" if climbed is not None else None
         if climbed is not None:  # else: a new descent, below
-            fixed, depth = climbed.candidate, len(climbed.candidate.trail) - len(start.trail)
+            origin, fixed = "measured", climbed.candidate
+            depth = len(fixed.trail) - len(start.trail)
     for _ in range(0 if fixed is not None else task.attempts):
         d = descend(start, rng, order=order, backtrack=True, bound_fn=bound_fn, best_ns=best,
                     start_bound=task.start_bound_ns)
