@@ -39,12 +39,11 @@ import sys
 from pathlib import Path
 
 from workbench.campaign.bounds import current_bounds, measured
-from workbench.candidate import Candidate
 from workbench.codegen import generate
 from workbench.codegen.compile import occupancy
-from workbench.kernels import from_spec
 from workbench.model.hardware import hardware
 from workbench.paths import shipped_data_dir
+from workbench.runtime.records import record_candidate
 
 PINNED_LOAD = re.compile(r"(v_\w+\[[^\]]*\]|t_) = __ld(cg|ca|cv|g)\(")
 STORE = re.compile(r"__st(?:cg|wt)\(")
@@ -105,7 +104,7 @@ def main(argv=None) -> int:
     for r in current_bounds(measured(rows), table):
         if "bound_now_ns" not in r:
             continue
-        cand = Candidate.replay(from_spec(r["sizes"]), r["trail"])
+        cand = record_candidate(r)
         g = generate(cand, "k")
         n, cycles = waits(g.cuda, hw.latency)
         blocks = math.prod(g.launch["grid"])

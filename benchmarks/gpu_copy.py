@@ -56,6 +56,7 @@ def main(argv=None) -> int:
     from workbench.paths import data_dir
     from workbench.runtime.calibrate import SOURCE as CALIBRATION
     from workbench.runtime.cuda import flush_buffer, slug, time_launches
+    from workbench.runtime.records import record_candidate
     if not cp.is_available():
         print("no GPU: nothing is timed", file=sys.stderr)
         return 2
@@ -91,7 +92,7 @@ def main(argv=None) -> int:
     rec = best_axpy(folder / "records.jsonl", n)
     ours = None
     if rec is not None:
-        cand = wb.Candidate.replay(wb.kernels.axpy(n=n), rec["trail"])
+        cand = record_candidate(rec)
         gen = wb.generate(cand)
         fn = cp.RawModule(code=gen.cuda, options=("--std=c++17",)).get_function("kernel")
         grid, block = tuple(gen.launch["grid"]), tuple(gen.launch["block"])

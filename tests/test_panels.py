@@ -142,6 +142,7 @@ def test_search_tab_finishes_stops_and_adopts(tmp_path):
     assert view.state == "finished" and "finished" in view.text.value
     assert "2 evaluations" in view.text.value and "best" in view.text.value
     assert view.stop_b.disabled and not panel.search_b.disabled
+    assert view.stop_b.button_style == ""  # greyed, not a live-looking orange
     assert view.bar.value == 2 and view.bar.bar_style == "success"
     # each rollout climbed the bound before it was measured (the tab's climb)
     assert panel.search.options.climb == panel.climb.value > 0
@@ -159,6 +160,7 @@ def test_search_tab_finishes_stops_and_adopts(tmp_path):
     thread = panel.start()
     panel.stop()
     assert "stopping" in panel.view.text.value and panel.view.stop_b.disabled
+    assert panel.view.stop_b.button_style == ""
     thread.join(120)
     assert not thread.is_alive() and panel.view.state == "stopped"
     assert "stopped" in panel.view.text.value and panel.search.evaluations < 500

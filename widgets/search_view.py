@@ -116,7 +116,8 @@ class SearchProgress:
             return
         self.state = "stopping"
         self.search.stop()
-        self.stop_b.disabled = True
+        self.stop_b.disabled = True  # greyed: a disabled orange button still reads as live
+        self.stop_b.button_style = ""
         self.stop_b.description = "stopping…"
         self.bar.bar_style = "warning"
         self.text.value = ("<b>stopping…</b> after the evaluation in flight "
@@ -128,6 +129,7 @@ class SearchProgress:
         user = self.state == "stopping" or stopped == "stopped by the user"
         self.state = "stopped" if user else "finished"
         self.stop_b.disabled = True
+        self.stop_b.button_style = ""
         self.stop_b.description = "Stop"
         n = (summary or {}).get("evaluations", len(self.events))
         best = (summary or {}).get("best_ns")

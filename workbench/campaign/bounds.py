@@ -20,9 +20,9 @@ from pathlib import Path
 
 from ..paths import data_dir, write_atomic
 
-# what `bound(Candidate.replay(from_spec(spec), trail), target)` runs
+# what `bound(record_candidate(record), target)` runs
 BOUND_MODULES = ("workbench.candidate", "workbench.kernels", "workbench.model",
-                 "workbench.target")
+                 "workbench.runtime.records", "workbench.target")
 _SAVE_S = 5.0  # a replay saves what it bounded this often (a killed one keeps it)
 
 
@@ -37,14 +37,13 @@ def current_bounds(rows, target=None) -> list:
     gives its trail on `target` (a table name or file; default the record's
     own `target`). A trail the engine no longer accepts gets
     `bound_now_error` instead."""
-    from ..candidate import Candidate
     from ..errors import WorkbenchError
-    from ..kernels import from_spec
     from ..model import bound
+    from ..runtime.records import record_candidate
     out = []
     for r in measured(rows):
         try:  # from_spec gives the same kernel object for an equal spec
-            cand = Candidate.replay(from_spec(r.get("sizes")), r["trail"])
+            cand = record_candidate(r)
             out.append({**r, "bound_now_ns": bound(cand, target or r.get("target")).value_ns})
         except WorkbenchError as exc:
             out.append({**r, "bound_now_error": f"{type(exc).__name__}: {exc}"})

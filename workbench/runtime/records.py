@@ -320,10 +320,38 @@ class RecordStore:
         return df
 
 
+def with_former_values(cand):
+    """`cand` with every choice the space gained since records were first
+    kept (`space.values.FORMER_VALUES`) that it leaves open decided to the
+    value the code took before that choice existed. A record is always of a
+    fixed candidate, so such a choice is open only when its trail is older
+    than the choice: that trail measured the former value's code."""
+    from ..space.values import FORMER_VALUES
+    while True:  # one at a time: a decision may settle the next
+        left = [c for c in cand.choices()
+                if c.name in FORMER_VALUES and FORMER_VALUES[c.name][1] in c.values]
+        if not left:
+            return cand
+        cand = cand.apply(left[0].name, left[0].objects, FORMER_VALUES[left[0].name][1])
+
+
+def record_candidate(r: Mapping, *, space=None):
+    """The fixed candidate a record measured: its trail replayed on its
+    kernel spec (`r["sizes"]`), `with_former_values`. Raises WorkbenchError
+    when the trail no longer replays."""
+    from ..candidate import Candidate
+    from ..kernels import from_spec
+    if not r.get("trail"):
+        raise WorkbenchError("the record holds no trail (a reference timing, or not an "
+                             "implementation)")
+    return with_former_values(Candidate.replay(from_spec(r.get("sizes")), r["trail"], space))
+
+
 def load_records(path: str | Path | None = None):
     """The records of a JSON-lines file (default: the data directory's) as a
     pandas DataFrame."""
     return RecordStore(path).load()
 
 
-__all__ = ["SCHEMA", "STATUSES", "Record", "RecordStore", "Store", "load_records"]
+__all__ = ["SCHEMA", "STATUSES", "Record", "RecordStore", "Store", "load_records",
+           "record_candidate", "with_former_values"]

@@ -27,7 +27,7 @@ from ..candidate import Candidate, Choice
 from ..errors import WorkbenchError
 from ..orders import choice_order, open_choice, order_spec
 from ..runtime.backend import bound_target
-from ..runtime.records import RecordStore
+from ..runtime.records import RecordStore, with_former_values
 from .simulate import Task, backend_for, hopeless, register_root, simulate
 from .tree import CAUSES, Node, expand, model_weights, tree_policy, weighted_pick
 from .workers import InlineExecutor, executor
@@ -405,8 +405,9 @@ class Search:
     def best_candidate(self) -> Candidate | None:
         if self.best_record is None:
             return None
-        root = self.start.problem.root_problem
-        return Candidate.replay(root.kernel, self.best_record["trail"], self.space)
+        root = self.start.problem.root_problem  # a resumed store may predate a choice
+        return with_former_values(Candidate.replay(root.kernel, self.best_record["trail"],
+                                                   self.space))
 
     def frame(self):
         import pandas as pd
