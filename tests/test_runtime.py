@@ -232,6 +232,24 @@ def test_calibrated_table_loads(tmp_path):
     assert "launch_floor_cycles" not in raw["model"]  # not measured: no floor
 
 
+def test_a_table_is_found_again_under_another_user_data_directory(tmp_path, monkeypatch):
+    """Outside a checkout the data directory is the user's (XDG_DATA_HOME,
+    HOME): a process that changes them finds the table of the new one, not
+    the place it found first."""
+    from workbench.paths import data_dir
+    monkeypatch.delenv("WORKBENCH_DATA", raising=False)
+    monkeypatch.chdir(tmp_path)  # no checkout above: the user data directory
+    peak = wb.target.load_target("h200").raw
+    found = []
+    for who in ("alice", "bob"):
+        monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / who))
+        where = data_dir() / "targets" / "mine_gpu.json"
+        where.parent.mkdir(parents=True)
+        where.write_text(json.dumps({**peak, "name": "mine_gpu", "description": who}))
+        found.append(wb.target.load_target("mine_gpu").description)
+    assert found == ["alice", "bob"]
+
+
 def test_calibrated_launch_floor(tmp_path):
     """An empty kernel timed as the backend times candidates (3.2 µs, made
     up) gives a floor 20 % below it, 2,560 ns: axpy of 256 elements, whose

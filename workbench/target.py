@@ -52,7 +52,10 @@ class Target:
 
 
 _CACHE: dict[tuple, Target] = {}  # (path, inode, mtime_ns, size) -> Target
-_PLACES: dict[tuple, list] = {}  # (name, $WORKBENCH_DATA, cwd) -> where its file may be
+# (name and what `data_dir` reads: $WORKBENCH_DATA, cwd, the user data directory's
+# variables) -> where its file may be
+_PLACES: dict[tuple, list] = {}
+_PLACE_VARS = ("WORKBENCH_DATA", "XDG_DATA_HOME", "HOME", "LOCALAPPDATA")
 
 
 def available_targets() -> list[str]:
@@ -65,7 +68,7 @@ def load_target(name: str | Target = DEFAULT_TARGET) -> Target:
         return name
     p = Path(name)
     if p.suffix != ".json":
-        where = (name, os.environ.get("WORKBENCH_DATA"), os.getcwd())
+        where = (name, os.getcwd(), *(os.environ.get(v) for v in _PLACE_VARS))
         if where not in _PLACES:  # the data directory's table first, then the shipped one
             _PLACES[where] = [(d / f"{name}.json").resolve() for d in _target_dirs()]
         p = next((q for q in _PLACES[where] if q.exists()), _PLACES[where][0])
