@@ -1,10 +1,11 @@
 """What climbing the bound (`workbench.search.climb`) buys a search, without a GPU.
 
-1. **The bound alone**, matmul 1024 on a GPU table: from one uniform rollout's
-   leaf, `--moves` moves of the climb, against the peer measured in the same
-   run: uniform rollouts (the thesis's, before anything is measured) for the
-   same CPU time, keeping the least bound. Beside them, the bound of the best
-   forced recipe (`recipes.PLANS`), which no search here is given.
+1. **The bound alone**, a matmul (`--sizes`, 1024³ by default) on a GPU
+   table: from one uniform rollout's leaf, `--moves` moves of the climb,
+   against the peer measured in the same run: uniform rollouts (the
+   thesis's, before anything is measured) for the same CPU time, keeping
+   the least bound. Beside them, the bound of the best forced recipe
+   (`recipes.PLANS`), which no search here is given.
 2. **Measured times on the CPU backend** (the generated C, timed): TAG searches
    of one matmul with `--budget` evaluations and `--climb` moves a rollout
    (with `--from-best F`, also searches whose climbs start at the fastest
@@ -12,6 +13,7 @@
    against plain TAG searches (climb 0) given the same wall time, same seeds.
 
     python benchmarks/bench_climb.py [--seeds 3] [--moves 300] [--target nvidia_h200]
+        [--sizes 1024x1024x1024]
         [--cpu-sizes 128x128x64] [--budget 10] [--climb 30] [--from-best 0.5]
         [--skip-bound] [--skip-cpu] [--out data/bench/climb.json]
 """
@@ -34,8 +36,8 @@ from workbench.search import Search
 from workbench.search.climb import climb
 
 
-def bound_alone(seed: int, moves: int, target: str) -> dict:
-    root = wb.Candidate.root(wb.kernels.matmul(1024, 1024, 1024))
+def bound_alone(seed: int, moves: int, target: str, sizes=(1024, 1024, 1024)) -> dict:
+    root = wb.Candidate.root(wb.kernels.matmul(*sizes))
 
     def bound_fn(c):
         return wb.bound(c, target).value_ns
@@ -57,9 +59,9 @@ def bound_alone(seed: int, moves: int, target: str) -> dict:
             "peer_rollouts": rollouts, "peer_best_ns": peer_best}
 
 
-def best_recipe(target: str) -> dict:
-    """The least bound of matmul 1024's forced plans (each a subtree's bound)."""
-    root = wb.Candidate.root(wb.kernels.matmul(1024, 1024, 1024))
+def best_recipe(target: str, sizes=(1024, 1024, 1024)) -> dict:
+    """The least bound of the matmul's forced plans (each a subtree's bound)."""
+    root = wb.Candidate.root(wb.kernels.matmul(*sizes))
     out = []
     for recipe, options in plans(root.kernel):
         try:
@@ -100,6 +102,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--moves", type=int, default=300)
     ap.add_argument("--target", default="nvidia_h200")
+    ap.add_argument("--sizes", default="1024x1024x1024", help="the matmul the bound alone climbs")
     ap.add_argument("--cpu-sizes", default="128x128x64")
     ap.add_argument("--budget", type=int, default=10)
     ap.add_argument("--climb", type=int, default=30)
@@ -109,12 +112,13 @@ def main(argv=None) -> int:
     ap.add_argument("--skip-bound", action="store_true")
     ap.add_argument("--out", default="data/bench/climb.json")
     args = ap.parse_args(argv)
-    out = {"date": time.strftime("%Y-%m-%d"), "target": args.target,
-           "recipe": best_recipe(args.target), "bound_alone": [], "cpu": []}
+    bsizes = tuple(int(x) for x in args.sizes.split("x"))
+    out = {"date": time.strftime("%Y-%m-%d"), "target": args.target, "sizes": list(bsizes),
+           "recipe": best_recipe(args.target, bsizes), "bound_alone": [], "cpu": []}
     print(f"best recipe on {args.target}: {out['recipe']['plan']} "
           f"{out['recipe']['bound_ns'] / 1e3:.1f} us")
     for seed in range(0 if args.skip_bound else args.seeds):
-        r = bound_alone(seed, args.moves, args.target)
+        r = bound_alone(seed, args.moves, args.target, bsizes)
         out["bound_alone"].append(r)
         print(f"seed {seed}: first leaf {r['first_leaf_ns'] / 1e3:,.1f} us -> climbed "
               f"{r['climbed_ns'] / 1e3:,.1f} us in {r['moves']} moves ({r['seconds']} s); "
