@@ -12,7 +12,8 @@ how many of its drop buttons lead to an implementation (`ways_out`).
     python benchmarks/bench_stuck.py [--mode lookahead|proven] [--descents 50]
         [--kernels matmul=64x64x32,axpy,...] [--no-globals] [--space PATH]
         [--json out.json]
-    python benchmarks/bench_stuck.py --stored data/bench/stuck_*.json [--json out.json]
+    python benchmarks/bench_stuck.py --stored data/bench/stuck_*.json [--smallest 5]
+        [--json out.json]
 
 A peer in the same run: `--no-globals` (the clauses alone) or `--space` an
 earlier gpu.space (e.g. `git show HEAD~3:workbench/space/spaces/gpu.space`).
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
 import statistics
 import sys
@@ -75,10 +77,13 @@ def proven_descent(root, rng, budget_s):
     return None, s.cand
 
 
-def explain_stored(paths: list, out: str | None) -> None:
+def explain_stored(paths: list, out: str | None, smallest: int = 0) -> None:
     """Each stuck state an earlier run kept, explained again by this engine:
     the culprits, whether they were verified, the culprits of each value
-    (`Explanation.by_value`) and the seconds it took."""
+    (`Explanation.by_value`) and the seconds it took; with `smallest` K, also
+    the size of a smallest explanation when one of at most K decisions
+    exists, searched exhaustively (`wb.smallest_explanation`: None proves
+    that every explanation of the state is larger than K)."""
     rows = []
     for path in paths:
         data = json.load(open(path))
@@ -103,6 +108,15 @@ def explain_stored(paths: list, out: str | None) -> None:
                 t0 = time.perf_counter()
                 row["ways_out"] = _ways(cand, ex, prefixes)
                 row["ways_out_s"] = round(time.perf_counter() - t0, 1)
+                if smallest:
+                    t0 = time.perf_counter()
+                    best = wb.smallest_explanation(cand, choice=choice, at_most=smallest)
+                    row.update(trail=len(cand.trail), smallest_at_most=smallest,
+                               smallest=None if best is None else len(best),
+                               subsets_tried=sum(math.comb(len(cand.trail), k) for k in
+                                                 range(1, min(smallest, len(cand.trail)) + 1))
+                               if best is None else None,
+                               smallest_s=round(time.perf_counter() - t0, 1))
                 rows.append(row)
                 print(json.dumps({k: v for k, v in row.items() if k != "text"}), flush=True)
     gone = [r for r in rows if "gone" in r]
@@ -116,6 +130,10 @@ def explain_stored(paths: list, out: str | None) -> None:
                "drops": {k: sum(r["ways_out"].get(k, 0) for r in rows)
                          for k in ("proven", "dead", "open")},
                "with_a_proven_drop": sum(r["ways_out"].get("proven", 0) > 0 for r in rows)}
+    if smallest:  # a smallest explanation of at most K decisions, or proof there is none
+        summary["smallest_at_most"] = {"K": smallest,
+                                       "found": sum(r["smallest"] is not None for r in rows),
+                                       "none_exists": sum(r["smallest"] is None for r in rows)}
     print(json.dumps(summary))
     if out:
         Path(out).write_text(json.dumps({"date": time.strftime("%Y-%m-%d"),
@@ -162,10 +180,13 @@ def main() -> None:
     ap.add_argument("--stored", nargs="+", metavar="JSON",
                     help="explain again the stuck states kept by earlier runs (their "
                          "--json files) instead of descending")
+    ap.add_argument("--smallest", type=int, default=0, metavar="K",
+                    help="with --stored: search every subset of at most K decisions for a "
+                         "smaller explanation (exhaustive; none found proves there is none)")
     ap.add_argument("--json")
     args = ap.parse_args()
     if args.stored:
-        return explain_stored(args.stored, args.json)
+        return explain_stored(args.stored, args.json, args.smallest)
     prune = None
     if args.no_globals:
         from workbench.space.problem import Problem

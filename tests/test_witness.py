@@ -260,6 +260,34 @@ def test_a_stuck_choice_is_explained_value_by_value():
     assert ex.text.startswith("(1) `") and ex.to_dict()["by_value"][0]["value"] == "BEFORE"
 
 
+def test_the_smallest_explanation_is_a_minimum(matmul):
+    """`smallest_explanation` tries every subset by size, so what it returns
+    reproduces the dead end, is no larger than `explain`'s culprits, and no
+    smaller subset of the trail does; None when none of `at_most` does (the
+    stuck state above needs all five of its decisions)."""
+    from workbench.explain import smallest_explanation
+    kernel = wb.kernels.build_kernel("matmul", {"m": 64, "n": 64, "k": 32})
+    c = wb.Candidate.root(kernel)
+    for name, objs, value in STUCK_ORDER:
+        c = c.apply(name, objs, value)
+    choice = ("order", ("d3", "d10"))
+    best = smallest_explanation(c, choice=choice)
+    assert best is not None and set(best) <= set(c.trail)
+    assert all(_value_fails(kernel, best, choice, v) for v in c.domain(*choice))
+    assert len(best) == len(explain(c, choice=choice).culprits) == 5
+    assert smallest_explanation(c, choice=choice, at_most=4) is None
+    for cand, d in dead_end_decisions(matmul, 3, seed=5):
+        best = smallest_explanation(cand, decision=d, at_most=3)
+        ex = explain(cand, decision=d)
+        if best is None:  # nothing of three decisions or fewer causes it
+            assert len(ex.culprits) > 3
+            continue
+        assert _fails(matmul, best, d) and len(best) <= len(ex.culprits)
+        assert not any(_fails(matmul, best[:k] + best[k + 1:], d) for k in range(len(best)))
+    with pytest.raises(wb.WorkbenchError, match="either decision= or choice="):
+        smallest_explanation(c)
+
+
 def test_ways_out_say_where_dropping_each_culprit_leads():
     """The rest of a trail may hold another conflict, so each culprit's drop
     is searched for a witness (`ways_out`), on the candidate `Session.drop`

@@ -34,7 +34,7 @@ from .errors import (
     SpaceSyntaxError,
     WorkbenchError,
 )
-from .explain import Explanation, WayOut, explain, explain_trail, ways_out
+from .explain import Explanation, WayOut, explain, explain_trail, smallest_explanation, ways_out
 from .model import Bound, bound
 from .model.lookahead import lookahead, rank_choices
 from .names import choice_group, choice_label, decision_label, object_label, raw
@@ -72,6 +72,6 @@ __all__ = [
     "decision_label", "descend", "evaluate", "explain", "explain_trail", "explore",
     "find_witness", "generate", "get_backend", "kernels", "load_records", "load_space",
     "lookahead", "measure_reference", "object_label", "poly", "random_fixed", "rank_choices",
-    "raw", "recipes", "register_backend", "register_order", "search", "space_stats", "volume",
-    "ways_out", "witness",
+    "raw", "recipes", "register_backend", "register_order", "search", "smallest_explanation",
+    "space_stats", "volume", "ways_out", "witness",
 ]
