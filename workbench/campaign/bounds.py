@@ -202,6 +202,7 @@ def bound_apart(rows, *, target=None, stop=None, poll_s: float = 0.2) -> list | 
         while not mine.poll(poll_s):
             if stop is not None and stop():
                 proc.kill()
+                proc.join(30)  # a loaded machine may take seconds to reap it
                 return None
             if not proc.is_alive() and not mine.poll():
                 raise Apart(f"the bounding process ended (exit code {proc.exitcode})")
