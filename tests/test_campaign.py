@@ -294,6 +294,7 @@ def test_gpu_figures_use_todays_bounds_cached_and_redrawn(dry_run, monkeypatch, 
     monkeypatch.setattr(data, "shipped_data_dir", lambda: tmp_path / "shipped")
     shutil.rmtree(tmp_path / "cache")
     from widgets.explorer import CandidateExplorer, Tab
+    before = _bounding_children()
     e = CandidateExplorer(wb.Session(wb.Candidate.root(kernel), store=None), backend="cpu",
                           lookahead="background")
     tab = e.panels[Tab.TIMINGS]
@@ -318,15 +319,21 @@ def test_gpu_figures_use_todays_bounds_cached_and_redrawn(dry_run, monkeypatch, 
     e.close()
     tab.bounding.join(10)
     assert not tab.bounding.is_alive() and "being computed" in tab.gpu_line
+    assert not _bounding_children() - before  # what another test's explorer left is its own
+
+
+def _bounding_children() -> set:
+    """This process's live `bound_apart` children (pids): a test counts only
+    those it started (another file's explorer may still be bounding in this
+    worker)."""
     import multiprocessing
-    assert not [p for p in multiprocessing.active_children() if p.name == "workbench-bounds"]
+    return {p.pid for p in multiprocessing.active_children() if p.name == "workbench-bounds"}
 
 
 def test_bound_apart_sends_its_bounds_back(dry_run, tmp_path, monkeypatch):
     """`bound_apart` bounds in a spawned process and hands the bounds back:
     they are read even where the cache cannot be written; stopped, its
     process is killed and it gives none."""
-    import multiprocessing
 
     import workbench.campaign.bounds as bounds
     out, *_ = dry_run
@@ -336,8 +343,9 @@ def test_bound_apart_sends_its_bounds_back(dry_run, tmp_path, monkeypatch):
     (tmp_path / "cache").write_text("a file where the cache folder would go")
     monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path))
     monkeypatch.setattr(bounds, "_KNOWN", {})
+    before = _bounding_children()
     assert bounds.bound_apart(rows, stop=lambda: True) is None
-    assert not [p for p in multiprocessing.active_children() if p.name == "workbench-bounds"]
+    assert not _bounding_children() - before
     got = bounds.bound_apart(rows)
     assert all("bound_now_ns" in r for r in got)
     cached = bounds.bounds_now(rows, compute=False)  # from what the process sent

@@ -107,6 +107,8 @@ def test_every_figure_a_panel_shows_has_data(kernel, tmp_path):
                            lookahead="off")
     assert e2.refresh_timings() == ()
     assert "no measurement" in e2.panels[Tab.TIMINGS].box.children[1].value
+    e.close()  # and the GPU records' bounding process its Timings tab may have started
+    e2.close()
 
 
 def test_search_progress_figure_says_why_it_is_empty():

@@ -433,18 +433,21 @@ def test_calibrate_runs_end_to_end_with_a_stand_in(tmp_path, monkeypatch):
     assert hw.ns(hw.launch_floor_cycles) == pytest.approx(3200)
 
 
-def test_time_launches_warms_up_a_short_kernel_longer():
+def test_time_launches_warms_up_a_short_kernel_longer(monkeypatch):
     """A short launch is warmed up several times (clocks settle over a few
     ms), a long one once; then exactly `samples` timed launches (a stand-in
-    for CuPy, so this runs without a GPU)."""
-    import time as _time
+    for CuPy, so this runs without a GPU, and a clock the launches advance,
+    so a loaded machine's pauses do not end the warm-up early)."""
     from types import SimpleNamespace
 
-    from workbench.runtime.cuda import WARMUP_MAX, time_launches
+    import workbench.runtime.cuda as cuda_mod
+    from workbench.runtime.cuda import WARMUP_MAX, WARMUP_S, time_launches
+    now = [0.0]
+    monkeypatch.setattr(cuda_mod, "time", SimpleNamespace(perf_counter=lambda: now[0]))
 
     class Event:
         def record(self):
-            self.t = _time.perf_counter()
+            self.t = now[0]
 
         def synchronize(self):
             pass
@@ -452,14 +455,16 @@ def test_time_launches_warms_up_a_short_kernel_longer():
                            get_elapsed_time=lambda a, b: (b.t - a.t) * 1e3)
     cp = SimpleNamespace(cuda=cuda)
     flush = SimpleNamespace(fill=lambda v: None)
-    for pause, warmups in ((0.0, WARMUP_MAX), (0.01, 1)):
+    short = WARMUP_S / (2 * WARMUP_MAX)  # the cap ends its warm-up, not the clock
+    for pause, warmups in ((short, WARMUP_MAX), (2 * WARMUP_S, 1)):
         calls = []
 
         def launch(pause=pause, calls=calls):
             calls.append(1)
-            _time.sleep(pause)
+            now[0] += pause
         times = time_launches(cp, launch, flush, 4)
         assert len(times) == 4 and len(calls) == warmups + 4
+        assert times == pytest.approx([pause * 1e9] * 4)
 
 
 def test_inputs_are_drawn_once_per_kernel_and_seed():

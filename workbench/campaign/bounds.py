@@ -213,7 +213,7 @@ def bound_apart(rows, *, target=None, stop=None, poll_s: float = 0.2) -> list | 
         if kind != "ok":
             raise Apart(got)
     finally:
-        proc.join(2)
+        proc.join(10)  # it ends once it has sent (at nice 19: seconds on a busy machine)
         mine.close()
     tables: dict = {}
     keep = _KNOWN.setdefault(str(cache_file()), {})
