@@ -215,6 +215,15 @@ STUCK_ORDER = [
     ("order", ("st_c", "d11"), "IN")]
 
 
+def _stuck() -> tuple:
+    """(kernel, the candidate of STUCK_ORDER): its order(d3, d10) has no live value."""
+    kernel = wb.kernels.build_kernel("matmul", {"m": 64, "n": 64, "k": 32})
+    c = wb.Candidate.root(kernel)
+    for name, objs, value in STUCK_ORDER:
+        c = c.apply(name, objs, value)
+    return kernel, c
+
+
 def _value_fails(kernel, decisions, choice, value) -> bool:
     c = wb.Candidate.root(kernel)
     for d in decisions:
@@ -235,10 +244,7 @@ def test_a_stuck_choice_is_explained_value_by_value():
     alone rule it out: checked here independently (they reproduce that
     value's failure, and dropping any one of them does not), and together
     they are the explanation's culprits."""
-    kernel = wb.kernels.build_kernel("matmul", {"m": 64, "n": 64, "k": 32})
-    c = wb.Candidate.root(kernel)
-    for name, objs, value in STUCK_ORDER:
-        c = c.apply(name, objs, value)
+    kernel, c = _stuck()
     choice = ("order", ("d3", "d10"))
     ex = explain(c, choice=choice)
     assert ex.verified and len(ex.culprits) == 5
@@ -266,10 +272,7 @@ def test_the_smallest_explanation_is_a_minimum(matmul):
     smaller subset of the trail does; None when none of `at_most` does (the
     stuck state above needs all five of its decisions)."""
     from workbench.explain import smallest_explanation
-    kernel = wb.kernels.build_kernel("matmul", {"m": 64, "n": 64, "k": 32})
-    c = wb.Candidate.root(kernel)
-    for name, objs, value in STUCK_ORDER:
-        c = c.apply(name, objs, value)
+    kernel, c = _stuck()
     choice = ("order", ("d3", "d10"))
     best = smallest_explanation(c, choice=choice)
     assert best is not None and set(best) <= set(c.trail)
@@ -296,10 +299,7 @@ def test_ways_out_say_where_dropping_each_culprit_leads():
     decision tried still fails there, or its subtree was searched
     exhaustively. The session learns the witnesses its explainer found."""
     from workbench.witness import DEAD, OPEN, PROVEN
-    kernel = wb.kernels.build_kernel("matmul", {"m": 64, "n": 64, "k": 32})
-    c = wb.Candidate.root(kernel)
-    for name, objs, value in STUCK_ORDER:
-        c = c.apply(name, objs, value)
+    kernel, c = _stuck()
     root = wb.Candidate.root(wb.kernels.build_kernel("matmul", {"m": 16, "n": 16, "k": 8}))
     cd, d = dead_end_decisions(root, 1, seed=5)[0]
     seen = set()

@@ -199,6 +199,19 @@ def _with(base: Candidate, extra, stop=None) -> Candidate | str | None:
         return str(e)
 
 
+def _what(cand: Candidate, decision, choice, who: str) -> tuple:
+    """(decision, choice) of a dead end to explain, checked: exactly one of
+    them, a decision given as its dict read, a choice's objects known."""
+    if (decision is None) == (choice is None):
+        raise WorkbenchError(f"{who} needs either decision= or choice=")
+    if isinstance(decision, dict):
+        decision = Decision.from_dict(decision)
+    if choice is not None:
+        choice = (choice[0], as_objects(choice[1]))
+        cand._var(*choice)  # unknown choice or objects: a clear error
+    return decision, choice
+
+
 def explain(cand: Candidate, *, decision=None, choice=None, prefixes=None,
             stop=None) -> Explanation:
     """Explain why `decision` (a Decision or its dict) dead-ends on `cand`,
@@ -207,13 +220,7 @@ def explain(cand: Candidate, *, decision=None, choice=None, prefixes=None,
     known (a Session's history), else replayed from the root. `stop()`,
     asked before each check, abandons it (raises Stopped: the explorer's
     person has moved on)."""
-    if (decision is None) == (choice is None):
-        raise WorkbenchError("explain needs either decision= or choice=")
-    if isinstance(decision, dict):
-        decision = Decision.from_dict(decision)
-    if choice is not None:
-        choice = (choice[0], as_objects(choice[1]))
-        cand._var(*choice)  # unknown choice or objects: a clear error
+    decision, choice = _what(cand, decision, choice, "explain")
     target = _Target(decision, choice)
     trail = list(cand.trail)
     if prefixes is None:
@@ -260,13 +267,7 @@ def smallest_explanation(cand: Candidate, *, decision=None, choice=None, at_most
     for benchmarks and a person who asks, not for a click. `stop()`, asked
     before each check, abandons it."""
     import itertools
-    if (decision is None) == (choice is None):
-        raise WorkbenchError("smallest_explanation needs either decision= or choice=")
-    if isinstance(decision, dict):
-        decision = Decision.from_dict(decision)
-    if choice is not None:
-        choice = (choice[0], as_objects(choice[1]))
-        cand._var(*choice)
+    decision, choice = _what(cand, decision, choice, "smallest_explanation")
     target, trail, root = _Target(decision, choice), list(cand.trail), cand.root_candidate()
 
     def reproduces(c) -> bool:
