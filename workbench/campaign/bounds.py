@@ -202,7 +202,6 @@ def bound_apart(rows, *, target=None, stop=None, poll_s: float = 0.2) -> list | 
         while not mine.poll(poll_s):
             if stop is not None and stop():
                 proc.kill()
-                proc.join(30)  # a loaded machine may take seconds to reap it
                 return None
             if not proc.is_alive() and not mine.poll():
                 raise Apart(f"the bounding process ended (exit code {proc.exitcode})")
@@ -213,7 +212,10 @@ def bound_apart(rows, *, target=None, stop=None, poll_s: float = 0.2) -> list | 
         if kind != "ok":
             raise Apart(got)
     finally:
-        proc.join(10)  # it ends once it has sent (at nice 19: seconds on a busy machine)
+        proc.join(2)  # it ends once it has sent
+        if proc.is_alive():  # at nice 19 a busy machine may not give it the time to:
+            proc.kill()  # it has saved and sent all it had, or was stopped
+            proc.join(30)
         mine.close()
     tables: dict = {}
     keep = _KNOWN.setdefault(str(cache_file()), {})
