@@ -24,6 +24,7 @@ implementation.
 
 from __future__ import annotations
 
+import itertools
 import random
 from dataclasses import dataclass, field, replace
 
@@ -136,6 +137,12 @@ class _Target:
         name, objs = self.choice
         return f"{name}({', '.join(objs)})" if cand is None else choice_label(cand, name, objs)
 
+    def reproduced_by(self, c) -> bool:
+        """Whether `_with`'s result `c` reproduces it: a dead end (its reason
+        text), or a candidate with reasons; None (a subset that cannot be
+        taken) does not."""
+        return c is not None and (isinstance(c, str) or self.reasons(c) is not None)
+
     def reasons(self, c: Candidate):
         d = self.decision
         name, objs = (d.choice, d.objects) if d is not None else self.choice
@@ -230,8 +237,7 @@ def explain(cand: Candidate, *, decision=None, choice=None, prefixes=None,
     def fails(prefixes, j: int, must: list) -> bool:
         nonlocal checks
         checks += 1
-        c = _with(prefixes[j], must, stop)
-        return c is not None and (isinstance(c, str) or target.reasons(c) is not None)
+        return target.reproduced_by(_with(prefixes[j], must, stop))
 
     if not fails(prefixes, len(trail), []):
         raise WorkbenchError(f"{target.text(cand)} does not dead-end on this candidate: "
@@ -266,12 +272,8 @@ def smallest_explanation(cand: Candidate, *, decision=None, choice=None, at_most
     trail, 68,405 for 25), each one decision on its prefix's candidate, so
     for benchmarks and a person who asks, not for a click. `stop()`, asked
     before each check, abandons it."""
-    import itertools
     decision, choice = _what(cand, decision, choice, "smallest_explanation")
     target, trail, root = _Target(decision, choice), list(cand.trail), cand.root_candidate()
-
-    def reproduces(c) -> bool:
-        return c is not None and (isinstance(c, str) or target.reasons(c) is not None)
 
     for k in range(1, min(at_most, len(trail)) + 1):
         # subsets in trail order, grouped by all but their last decision: one
@@ -281,7 +283,7 @@ def smallest_explanation(cand: Candidate, *, decision=None, choice=None, at_most
             if base is None or isinstance(base, str):  # objects no decision here creates
                 continue  # (or a smaller subset: found at k - 1 already)
             for last in range(head[-1] + 1 if head else 0, len(trail)):
-                if reproduces(_with(base, [trail[last]], stop)):
+                if target.reproduced_by(_with(base, [trail[last]], stop)):
                     return tuple(trail[i] for i in (*head, last))
     return None
 
@@ -306,8 +308,7 @@ def _by_value(culprits: tuple, choice: tuple, root: Candidate, cand: Candidate,
         target = _Target(None, choice, value)
         kept: list = []  # the culprits after the one tried that are still needed
         for i in reversed(range(len(culprits))):
-            c = _with(prefixes[i], kept, stop)
-            if c is None or not isinstance(c, str) and target.reasons(c) is None:
+            if not target.reproduced_by(_with(prefixes[i], kept, stop)):
                 kept.insert(0, culprits[i])  # not ruled out without it: needed
         out.append((value, tuple(kept)))
     return tuple(out)
@@ -338,8 +339,7 @@ def _verified(culprits, target: _Target, root: Candidate, checks: int,
     for k in range(len(culprits)):
         if not ok:
             break
-        rest = _with(root, culprits[:k] + culprits[k + 1:], stop)
-        ok = rest is None or not isinstance(rest, str) and target.reasons(rest) is None
+        ok = not target.reproduced_by(_with(root, culprits[:k] + culprits[k + 1:], stop))
         checks += 1
     return Explanation(culprits, target.text(cand), tuple(reasons or ()), ok, checks + 1, cand)
 

@@ -328,11 +328,10 @@ def with_former_values(cand):
     than the choice: that trail measured the former value's code."""
     from ..space.values import FORMER_VALUES
     while True:  # one at a time: a decision may settle the next
-        left = [c for c in cand.choices()
-                if c.name in FORMER_VALUES and FORMER_VALUES[c.name][1] in c.values]
+        left = [c for c in cand.choices() if FORMER_VALUES.get(c.name) in c.values]
         if not left:
             return cand
-        cand = cand.apply(left[0].name, left[0].objects, FORMER_VALUES[left[0].name][1])
+        cand = cand.apply(left[0].name, left[0].objects, FORMER_VALUES[left[0].name])
 
 
 def record_candidate(r: Mapping, *, space=None):

@@ -98,11 +98,11 @@ GPU: Mapping[str, type[_Value]] = {
 }
 BASIC_BLOCK: Mapping[str, type[_Value]] = {"order": BlockOrder}
 
-# choices gpu.space gained after records were first kept, with the date and
-# the value the code generator took before each existed: a trail recorded
-# earlier holds no decision on it, and the code it measured is that value's
-# (`runtime.records.record_candidate`)
-FORMER_VALUES: Mapping[str, tuple[str, str]] = {"padding": ("2026-11-28", Padding.NONE.value)}
+# choices gpu.space gained after records were first kept, with the value the
+# code generator took before each existed: a trail recorded earlier holds no
+# decision on it, and the code it measured is that value's
+# (`runtime.records.record_candidate`); padding came on 2026-11-28
+FORMER_VALUES: Mapping[str, str] = {"padding": Padding.NONE.value}
 
 
 def check_values(space, enums: Mapping[str, type[_Value]] = GPU) -> None:
