@@ -157,6 +157,31 @@ def test_choice_orders():
     assert {choice_order("random").next(root, rng=rng).name for _ in range(40)} > {"size"}
 
 
+def test_a_dynamic_order_with_levels_ranks_the_first_levels_of_a_descent():
+    """`reproduce-search --orders dynamic` measured the thesis's order under
+    that name: descents follow an order's `rollout`, which for the dynamic
+    order was its fallback. With `levels`, the first decisions of a trail
+    are the ranking's, descents included, and the fixed order takes over
+    below them."""
+    from workbench.model.lookahead import rank_choices
+    from workbench.orders import DynamicOrder
+    root = wb.Candidate.root(wb.kernels.build_kernel(
+        "matmul", {"m": 64, "n": 64, "k": 32, "target": "h200"}))  # a table that ranks
+    assert choice_order("dynamic").rollout.label == "thesis"
+    order = DynamicOrder(levels=1)  # each ranking reads ~500 choices here: 3.4 s
+    assert order.rollout is order
+    thesis = choice_order("thesis")
+    ch = order.next(root)
+    top = rank_choices(root, limit=1)[0]
+    assert top.spread_ns > 0 and (ch.name, ch.objects) == (top.choice, top.objects)
+    assert ch.name == "cache" != thesis.next(root).name  # the thesis's first is a size
+    child = root.apply(ch.name, ch.objects, ch.values[0])
+    below = order.next(child)  # past the levels ranked: the fixed order's
+    assert (below.name, below.objects) == (thesis.next(child).name, thesis.next(child).objects)
+    with pytest.raises(wb.WorkbenchError, match="levels"):
+        DynamicOrder(levels=-1)
+
+
 # ------------------------------------------------------------------ searches
 def test_search_from_a_forced_candidate(tmp_path):
     """A person fixes some decisions; the search does the rest. Every record

@@ -200,16 +200,24 @@ class DynamicOrder:
     """The choice the bound is most sensitive to (look-ahead ranking).
 
     Ranking costs one model run per remaining value of every choice the
-    bound reads (about a second at the root of matmul 1024), so it orders
-    the tree's expansions only; descents use `fallback`."""
+    bound reads (about a second at the root of matmul 1024), so by default
+    it orders the tree's expansions only and descents use `fallback`.
+    `levels`: the ranking orders the first `levels` decisions of a trail,
+    descents included (Table 6.3 in this order ranks its first 10 levels:
+    2–3 s a node of matmul 1024), and `fallback` every one after."""
 
     label = "dynamic"
 
-    def __init__(self, fallback: FixedOrder | None = None):
+    def __init__(self, fallback: FixedOrder | None = None, *, levels: int = 0):
+        if not isinstance(levels, int) or levels < 0:
+            raise WorkbenchError(f"levels must be a whole number ≥ 0, got {levels!r}")
         self.fallback = fallback or FixedOrder(THESIS_ORDER, "thesis")
+        self.levels = levels
 
     def next(self, cand: Candidate, *, target=None, parent=None, rng=None) -> Choice | None:
         from .model.lookahead import rank_choices  # the model is heavy; orders are not
+        if self.levels and len(cand.trail) >= self.levels:
+            return self.fallback.next(cand)
         try:
             ranked = rank_choices(cand, target, limit=1, parent=parent)
         except WorkbenchError:  # a space the GPU model does not read
@@ -219,11 +227,11 @@ class DynamicOrder:
         return self.fallback.next(cand)
 
     @property
-    def rollout(self) -> FixedOrder:
-        return self.fallback
+    def rollout(self) -> ChoiceOrder:
+        return self if self.levels else self.fallback
 
     def __repr__(self) -> str:
-        return "DynamicOrder()"
+        return f"DynamicOrder(levels={self.levels})" if self.levels else "DynamicOrder()"
 
 
 _ORDERS: dict[str, Callable[[], ChoiceOrder]] = {

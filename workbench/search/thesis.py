@@ -14,6 +14,8 @@ Table 6.3 is measured in the thesis's order, and in any other registered
 order asked for (`orders`): Telamon's dimensions are shared by the
 instructions nested in them, so its first levels decide the computation's
 loops; ours are per statement, and `compute` takes the multiply-add's first.
+`dynamic` ranks each of the first 10 levels' choices by the bound's
+look-ahead (§6.3.3's "most discriminating first", decided node by node).
 
 The cut threshold is the thesis's own best run time (Table 6.2, Quadro K4000)
 and the bound is computed on our `kepler_k4000` target, so that both sides
@@ -29,6 +31,7 @@ import time
 
 from ..candidate import Candidate
 from ..kernels import build_kernel
+from ..orders import DynamicOrder
 from .estimate import Estimate, chen, knuth, mean_depth, nodes_at, space_size
 
 # label → (builder, sizes)
@@ -95,7 +98,10 @@ def kernel_rows(label: str, probes: int = 200, chen_probes: int = 0, depth: int 
     t0 = time.perf_counter()
     threshold = THESIS_6_2[label][0] if threshold is None else threshold
     root = root_of(label, target)
-    ps = knuth(root, probes, seed, order=order, bound_fn=_bound_fn(target),
+    # a descent follows an order's `rollout`: the dynamic order's ranks the
+    # levels pruned here (by default it ranks a search's expansions only)
+    how = DynamicOrder(levels=depth) if order == "dynamic" else order
+    ps = knuth(root, probes, seed, order=how, bound_fn=_bound_fn(target),
                threshold=threshold, prune_depth=depth)
     before, after = space_size(ps), space_size(ps, prune_depth=depth)
     nb, na = nodes_at(ps, depth), nodes_at(ps, depth, prune=True)
