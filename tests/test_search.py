@@ -164,7 +164,7 @@ def test_a_dynamic_order_with_levels_ranks_the_first_levels_of_a_descent():
     are the ranking's, descents included, and the fixed order takes over
     below them."""
     from workbench.model.lookahead import rank_choices
-    from workbench.orders import DynamicOrder
+    from workbench.orders import DynamicOrder, descent_order
     root = wb.Candidate.root(wb.kernels.build_kernel(
         "matmul", {"m": 64, "n": 64, "k": 32, "target": "h200"}))  # a table that ranks
     assert choice_order("dynamic").rollout.label == "thesis"
@@ -180,6 +180,9 @@ def test_a_dynamic_order_with_levels_ranks_the_first_levels_of_a_descent():
     assert (below.name, below.objects) == (thesis.next(child).name, thesis.next(child).objects)
     with pytest.raises(wb.WorkbenchError, match="levels"):
         DynamicOrder(levels=-1)
+    # what space-stats and Table 6.3 descend in
+    assert descent_order("dynamic").levels == 10 and descent_order("dynamic", levels=3).levels == 3
+    assert descent_order("thesis").rollout.label == "thesis"
 
 
 # ------------------------------------------------------------------ searches

@@ -20,7 +20,7 @@ from . import descent
 from .candidate import Candidate
 from .errors import WorkbenchError
 from .kernels import build_kernel
-from .orders import order_names
+from .orders import descent_order, order_names
 from .space.space import load_space
 
 
@@ -105,7 +105,7 @@ def load_fixed(args) -> Candidate:
 
 def space_stats(root: Candidate, descents: int, seed: int, order="thesis") -> dict:
     """Random descents (thesis Tables 4.3 and 6.1), see `workbench.descent`."""
-    out = descent.space_stats(root, descents, seed, order)
+    out = descent.space_stats(root, descents, seed, descent_order(order))
     for key in ("log10_space_size", "thesis_log10_space_size"):
         if out[key] is None:
             # every descent died: only the Cartesian upper bound of the root is known

@@ -274,6 +274,17 @@ def choice_order(spec=None) -> ChoiceOrder:
                          "a list of choice names or an object with next() and rollout")
 
 
+def descent_order(spec=None, *, levels: int = 10) -> ChoiceOrder:
+    """The order descents that measure `spec` follow (space statistics,
+    Table 6.3): `dynamic` ranks their first `levels` decisions — its
+    default rollout is the fixed order, and ranking every node of a descent
+    costs minutes —, any other order is its own."""
+    order = choice_order(spec)
+    if isinstance(order, DynamicOrder) and not order.levels:
+        return DynamicOrder(order.fallback, levels=levels)
+    return order
+
+
 def order_spec(order: ChoiceOrder):
     """What names `order` in plain data (a worker task, a record): its
     registered label, else its list of choice names."""
@@ -288,4 +299,5 @@ def order_spec(order: ChoiceOrder):
 
 __all__ = ["REVERSE_ORDER", "STRUCTURAL_ORDER", "THESIS_ORDER", "ChoiceOrder", "ComputeFirst",
            "DynamicOrder", "FixedOrder", "OuterStripFirst", "RandomOrder", "choice_order",
+           "descent_order",
            "open_choice", "order_names", "order_spec", "register_order"]

@@ -31,7 +31,7 @@ import time
 
 from ..candidate import Candidate
 from ..kernels import build_kernel
-from ..orders import DynamicOrder
+from ..orders import descent_order
 from .estimate import Estimate, chen, knuth, mean_depth, nodes_at, space_size
 
 # label → (builder, sizes)
@@ -98,10 +98,8 @@ def kernel_rows(label: str, probes: int = 200, chen_probes: int = 0, depth: int 
     t0 = time.perf_counter()
     threshold = THESIS_6_2[label][0] if threshold is None else threshold
     root = root_of(label, target)
-    # a descent follows an order's `rollout`: the dynamic order's ranks the
-    # levels pruned here (by default it ranks a search's expansions only)
-    how = DynamicOrder(levels=depth) if order == "dynamic" else order
-    ps = knuth(root, probes, seed, order=how, bound_fn=_bound_fn(target),
+    ps = knuth(root, probes, seed, order=descent_order(order, levels=depth),
+               bound_fn=_bound_fn(target),
                threshold=threshold, prune_depth=depth)
     before, after = space_size(ps), space_size(ps, prune_depth=depth)
     nb, na = nodes_at(ps, depth), nodes_at(ps, depth, prune=True)
