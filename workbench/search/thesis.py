@@ -130,13 +130,14 @@ def order_experiment(label: str = "matmul 1024", probes: int = 200, seed: int = 
     """The model's cut at the first depth holding ≥ `min_nodes` nodes (the
     thesis's depth 10 holds 1.6 · 10^5 on matmul 1024), for each choice
     order: equal node counts, so the orders compare fairly. `outer` (the
-    outermost strip level of every nest first) has no thesis figure."""
+    outermost strip level of every nest first) has no thesis figure;
+    `dynamic` ranks the first 10 levels (`descent_order`)."""
     threshold = THESIS_6_2[label][0]
     rows = []
     for order in orders:
         t0 = time.perf_counter()
         root = root_of(label, target)
-        ps = knuth(root, probes, seed, order=order, bound_fn=_bound_fn(target),
+        ps = knuth(root, probes, seed, order=descent_order(order), bound_fn=_bound_fn(target),
                    threshold=threshold, prune_depth=max_depth)
         depth = next((d for d in range(1, max_depth + 1)
                       if nodes_at(ps, d).value >= min_nodes), max_depth)
