@@ -6,6 +6,7 @@ drift of the machine's speed hits both sides alike).
 
     git worktree add /tmp/base <commit>
     python benchmarks/bench_explorer_kernel.py --peer /tmp/base [--tab Domains] [--clicks 20]
+        [--target h200] [--ranked]
 
 The clicks are those a person makes in `bench_explorer_browser.py`: a value
 of the first listed `dim_kind` choice, drawn at random; a first pass builds
@@ -39,6 +40,10 @@ def child(args) -> None:
     ex = CandidateExplorer(wb.kernels.matmul(1024, 1024, 1024), store=None, lookahead="off",
                            backend="cpu")
     ex.tabs.selected_index = Tab[args.tab.upper()]
+    if args.target:
+        ex.target_dd.value = args.target
+    if args.ranked:  # "most discriminating first" ticked
+        ex.hint.value = True
 
     def descent():
         rng, out = random.Random(args.seed), []
@@ -62,6 +67,8 @@ def main() -> None:
     ap.add_argument("--clicks", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--target", help="the table the bound is on (default: the backend's)")
+    ap.add_argument("--ranked", action="store_true", help="tick 'most discriminating first'")
     ap.add_argument("--json")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--engine", default=str(HERE.parent), help=argparse.SUPPRESS)
@@ -76,7 +83,9 @@ def main() -> None:
     for _ in range(args.rounds):
         for name, path in engines.items():
             got[name] += run_child(__file__, path, "--tab", args.tab, "--clicks",
-                                   str(args.clicks), "--seed", str(args.seed))
+                                   str(args.clicks), "--seed", str(args.seed),
+                                   *(["--target", args.target] if args.target else []),
+                                   *(["--ranked"] if args.ranked else []))
     rows = {name: {"clicks": len(xs), "median_ms": round(statistics.median(xs), 1),
                    "p90_ms": round(pct(xs, 0.9), 1), "max_ms": round(max(xs), 1)}
             for name, xs in got.items()}
@@ -87,7 +96,8 @@ def main() -> None:
         commits = {name: subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=path,
                                         capture_output=True, text=True).stdout.strip()
                    for name, path in engines.items()}
-        Path(args.json).write_text(json.dumps({"tab": args.tab, "commits": commits,
+        Path(args.json).write_text(json.dumps({"tab": args.tab, "target": args.target,
+                                               "ranked": args.ranked, "commits": commits,
                                                "rows": rows}, indent=1) + "\n")
 
 

@@ -413,6 +413,39 @@ def test_a_list_whose_values_all_read_one_bound_says_why():
         e.close()
 
 
+def test_the_ranking_runs_beside_the_clicks():
+    """With "most discriminating first" ticked, every click waited for the
+    ranking (it bounds every value of every choice the bound reads: 3.4 s
+    at the root of matmul 64×64×32 on h200). It runs in a thread now: the
+    list shows grouped with a note meanwhile, and ranked once it is done;
+    a click on another candidate stops the old ranking; going back to a
+    ranked candidate lists it ranked at once."""
+    from workbench.model.lookahead import rank_choices
+    kernel = wb.kernels.matmul(m=64, n=64, k=32)
+    e = CandidateExplorer(kernel, store=None, backend="cpu", lookahead="background",
+                          max_choices=4)
+    try:
+        e.target_dd.value = "h200"  # the CPU table ranks nothing at the root
+        assert e.wait_lookahead(240)
+        root = e.session.cand
+        e.hint.value = True
+        assert "ranking the choices" in e.choices.view.note  # the refresh did not wait
+        assert e.wait_lookahead(240)
+        assert "most discriminating first" in e.choices.view.note
+        top = [(r.choice, r.objects) for r in rank_choices(root, "h200") if r.spread_ns > 0]
+        n = min(4, len(top))  # the ranked first, the others grouped after them
+        assert n and [(c.name, c.objects) for c in e.choices._shown[1]][:n] == top[:n]
+        e.choices.click(0, 0)  # its ranking starts; undo before it is done
+        child = e.session.cand
+        e.do(e.session.undo)
+        assert e.session.cand is root or e.session.cand.digest() == root.digest()
+        assert "most discriminating first" in e.choices.view.note  # kept: at once
+        assert e.wait_lookahead(240)
+        assert e.choices._seen_as(child) not in e.choices._rankings  # stopped, not kept
+    finally:
+        e.close()
+
+
 def test_switching_the_target_relabels_every_value(kernel):
     """The labels were kept by candidate alone: after "bound on" moved from
     the CPU table to h200, the status line read 78.79 ns and every button
