@@ -169,8 +169,11 @@ class ChoicesPanel:
                         "different bounds, most discriminating first; the others after")
                 chs = top + _grouped(cand, rest)
             else:
-                note = ("no open choice changes the bound here: every value of every choice "
-                        "gives the same bound")
+                # the ranking bounds each value alone, unpropagated (bounding every
+                # propagated child took 22 s against 3.7 on matmul 256): a label,
+                # bounded after propagation, can still differ (150 against 140 ns)
+                note = ("no open choice moves the bound here by its value alone; what a "
+                        "value implies can (each label is the bound after propagation)")
         else:
             chs = _grouped(cand, chs)
         return chs[:self.max_choices], note
