@@ -430,6 +430,9 @@ def test_the_ranking_runs_beside_the_clicks():
         root = e.session.cand
         e.hint.value = True
         assert "ranking the choices" in e.choices.view.note  # the refresh did not wait
+        e.hint.value = False  # unticked and ticked again while it runs: ranked anew
+        assert e.choices._ranking is None and "ranking" not in e.choices.view.note
+        e.hint.value = True
         assert e.wait_lookahead(240)
         assert "most discriminating first" in e.choices.view.note
         top = [(r.choice, r.objects) for r in rank_choices(root, "h200") if r.spread_ns > 0]

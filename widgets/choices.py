@@ -154,6 +154,8 @@ class ChoicesPanel:
             chs = [c for c in chs if f in c.name.lower() or any(f in o.lower() for o in c.objects)
                    or f in choice_label(cand, c.name, c.objects).lower()]
         note = ""
+        if not self.hint.value:
+            self._stop_ranking()  # unticked: a ranking ticked again starts anew
         ranked = self._ranked(cand) if self.hint.value and chs else None
         if self.hint.value and chs and ranked is None:  # under way: grouped meanwhile
             note = ("<span class='wb-spin'></span> ranking the choices by how far their "
@@ -208,6 +210,13 @@ class ChoicesPanel:
             return []
         return [(r.choice, r.objects) for r in ranked if r.spread_ns > 0]
 
+    def _stop_ranking(self) -> None:
+        with self._done:
+            job, self._ranking = self._ranking, None
+            if job is not None:
+                job[1].set()
+            self._done.notify_all()
+
     def _keep_ranking(self, key, ranked: list) -> None:
         self._rankings[key] = ranked
         while len(self._rankings) > 32:
@@ -215,12 +224,12 @@ class ChoicesPanel:
 
     def _rank_in_thread(self, cand, job) -> None:
         """Rank, keep it, and list the choices again if `cand` is still on
-        show with the box ticked; stops once the box is unticked or another
-        candidate is listed."""
+        show with the box ticked; stops once the box is unticked, another
+        candidate is listed or the panel closes."""
         key, stopped = job
         try:
             try:
-                ranked = self._rank(cand, stop=lambda: stopped.is_set() or not self.hint.value)
+                ranked = self._rank(cand, stop=stopped.is_set)
             except Stopped:
                 return
             self._keep_ranking(key, ranked)
@@ -511,9 +520,7 @@ class ChoicesPanel:
         return list(self.view.rows)
 
     def close(self) -> None:
-        job = self._ranking
-        if job is not None:
-            job[1].set()  # a ranking under way stops
+        self._stop_ranking()
         if self._prebuild is not None:
             self._prebuild.close()
         for proc in self._procs:
