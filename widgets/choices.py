@@ -189,12 +189,11 @@ class ChoicesPanel:
         if key not in self._rankings and self.lookahead == "sync":
             self._keep_ranking(key, self._rank(cand))
         with self._done:
-            job = self._ranking
-            if job is not None and job[0] != key:
-                job[1].set()
+            if self._ranking is not None and self._ranking[0] != key:
+                self._stop_ranking()
             if key in self._rankings:
                 return self._rankings[key]
-            if job is not None and job[0] == key and not job[1].is_set():
+            if self._ranking is not None:  # this candidate's, under way
                 return None
             job = self._ranking = (key, threading.Event())
         threading.Thread(target=self._rank_in_thread, args=(cand, job), daemon=True,
@@ -218,9 +217,10 @@ class ChoicesPanel:
             self._done.notify_all()
 
     def _keep_ranking(self, key, ranked: list) -> None:
-        self._rankings[key] = ranked
-        while len(self._rankings) > 32:
-            del self._rankings[next(iter(self._rankings))]
+        with self._done:  # the kernel's thread lists while a ranking thread keeps
+            self._rankings[key] = ranked
+            while len(self._rankings) > 32:
+                del self._rankings[next(iter(self._rankings))]
 
     def _rank_in_thread(self, cand, job) -> None:
         """Rank, keep it, and list the choices again if `cand` is still on
