@@ -114,3 +114,52 @@ def test_search_store_none_keeps_no_record(tmp_path, monkeypatch, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["evaluations"] >= 1
     assert not (tmp_path / "none").exists() and not (tmp_path / "data" / "runs").exists()
+
+
+def test_bad_input_is_named_never_a_traceback(tmp_path, capsys):
+    """Each of these ended in a traceback (exit 1), was taken silently (exit
+    0 with a meaningless answer) or named the wrong thing."""
+    bb = ["--kernel", "random_basic_block", "--sizes", "n=5,seed=1"]
+    ax = ["--kernel", "axpy", "--sizes", "n=256"]
+    cases = [
+        (["run", *bb, "--random-seed", "1", "--store", "none"], "needs a loop-nest kernel"),
+        (["search", *bb, "--budget", "1", "--workers", "0", "--store", "none"],
+         "needs a loop-nest kernel"),
+        (["codegen", *bb, "--random-seed", "1"], "needs a loop-nest kernel"),
+        (["space-stats", *bb, "--fcg", "--descents", "2"], "needs a loop-nest kernel"),
+        (["space-stats", *ax, "--descents", "0"], "--descents: must be at least 1, got 0"),
+        (["reproduce-search", "--tables", "6.1", "--kernels", "axpy", "--probes", "0"],
+         "--probes: must be at least 1"),
+        (["search", *ax, "--time", "-5", "--store", "none"], "--time: must be more than 0"),
+        (["search", *ax, "--climb-from-best", "2", "--store", "none"], "at most 1"),
+        (["choices", "--kernel", "axpy", "--sizes", "n=256,n=4096"], "n is given twice"),
+        (["bound", *bb, "--target", "nosuch"], "no target 'nosuch'"),
+        (["campaign", "--target", "h200", "--backend", "cpu"], "with --report-only only"),
+        (["volume-regions", "--spec", "examples/volume/pad_elementwise.json", "--output",
+          "nosuch"], "no value of that name; its values: p, q, x, y, zero"),
+        (["volume-regions", "--spec", "examples/volume/pad_elementwise.json", "--tile", "0=0"],
+         "tile size of dimension 0 must be at least 1"),
+        (["choices", *ax, "--space", "basic_block"], "does not fit this kernel"),
+    ]
+    for argv, want in cases:
+        assert main([*argv, "--json"]) == 2, argv
+        got = json.loads(capsys.readouterr().out)
+        assert want in got["error"] and got["kind"] != "internal", (argv, got)
+    assert main(["choices", "--kernel", "nosuch", "--jso"]) == 2  # an abbreviation: JSON too
+    assert json.loads(capsys.readouterr().out)["kind"] == "WorkbenchError"
+    for order in ("compute", "outer"):  # a basic block's fixed order
+        assert main(["space-stats", *bb, "--order", order, "--descents", "2", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["descents"] == 2
+    assert main(["check-space", "gpu.space"]) == 0  # as trail files name the space
+    capsys.readouterr()
+    # --allow-other-kernel lets a trail that replays to other domains through, saying so
+    root = wb.Candidate.root(wb.kernels.axpy(256))
+    ch = root.choices()[0]
+    doc = json.loads(root.apply(ch.name, ch.objects, ch.values[0]).to_json())
+    f = tmp_path / "t.json"
+    f.write_text(json.dumps({**doc, "digest": "0" * 64}))
+    assert main(["choices", *ax, "--trail", str(f), "--json"]) == 2
+    assert "other domains" in capsys.readouterr().out
+    assert main(["choices", *ax, "--trail", str(f), "--allow-other-kernel", "--json"]) == 0
+    got = capsys.readouterr()
+    assert "other domains" in got.err and json.loads(got.out)["choices"]

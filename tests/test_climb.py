@@ -178,7 +178,7 @@ def test_cli_climb_contract(tmp_path, capsys):
     assert cand.trail[0] == start.trail[0]
     assert wb.bound(cand, "h200").value_ns == pytest.approx(got["bound_ns"])
     assert main([*args, "--moves", "-1", "--json"]) == 2
-    assert "--moves must be 0 or more" in capsys.readouterr().out
+    assert "--moves: must be at least 0, got -1" in capsys.readouterr().out
 
 
 def test_a_search_climbs_from_its_fastest_implementation(tmp_path):

@@ -18,6 +18,7 @@ from workbench.descent import random_fixed
 from workbench.errors import WorkbenchError
 from workbench.runtime import RecordStore, evaluate
 from workbench.runtime import cpu as cpu_backend
+from workbench.runtime.records import SCHEMA
 
 
 @pytest.fixture(scope="module")
@@ -121,6 +122,25 @@ def test_store_truncated_tail_set_aside_under_the_lock(tmp_path):
         warnings.simplefilter("error")
         assert len(store.rows()) == 3
     assert (tmp_path / "r.jsonl.truncated").read_bytes() == b'{"schema": "workbench.run/1", "sta\n'
+
+
+def test_store_completes_a_whole_last_record_that_lost_its_newline(tmp_path):
+    """A whole record without its newline (an editor's save) was cut from
+    the store as a killed writer's line: a measurement gone from it."""
+    store = RecordStore(tmp_path / "r.jsonl")
+    store.append([_REC, {**_REC, "median_ns": 7.0}])
+    store.path.write_bytes(store.path.read_bytes().rstrip(b"\n"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        store.append({**_REC, "median_ns": 9.0})
+        assert [r["median_ns"] for r in store.rows()][-2:] == [7.0, 9.0]
+    assert not (tmp_path / "r.jsonl.truncated").exists()
+    one = RecordStore(tmp_path / "one.jsonl")  # a store of one such line was refused
+    one.path.write_bytes(json.dumps({**_REC, "schema": SCHEMA}).encode())
+    one.append(_REC)
+    assert len(one.rows()) == 2
+    with pytest.raises(WorkbenchError, match="no such record store"):
+        wb.load_records(tmp_path / "typo.jsonl")
 
 
 def test_store_refuses_a_bad_batch_whole(tmp_path):
@@ -448,3 +468,30 @@ def test_a_second_logical_dimension_of_one_name_is_refused():
     with pytest.raises(WorkbenchError, match="second logical dimension named 'm'"):
         k.logical_dim("m", 32)
     assert [ld.name for ld in k.logical_dims()] == ["m"]  # nothing kept of the refused one
+
+
+def test_bad_decisions_and_evaluations_are_named(tmp_path):
+    """evaluate() recorded a compile_error for a candidate with open choices
+    (a record is always of a fixed candidate); a plain-string `objects` in a
+    trail was split into characters; an unknown choice in decide_all read
+    as 'objects that never appear'; an empty `values` as a value '' outside
+    the domain."""
+    root = wb.Candidate.root(wb.kernels.axpy(256))
+    store = tmp_path / "r.jsonl"
+    half = root.apply("dim_kind", "d0", "BLOCK")
+    with pytest.raises(WorkbenchError, match=r"candidate 0 has \d+ open choices"):
+        evaluate([half], "cpu", store=store)
+    assert not store.exists()
+    with pytest.raises(WorkbenchError, match="loop-nest kernel"):
+        evaluate([wb.Candidate.root(wb.kernels.random_basic_block(4, seed=1))], "cpu",
+                 store=store)
+    got = wb.Candidate.replay(root.kernel, [{"choice": "dim_kind", "objects": "d0",
+                                             "value": "BLOCK"}])
+    assert got.digest() == half.digest()
+    with pytest.raises(WorkbenchError, match="keeps no value"):
+        wb.Candidate.replay(root.kernel, [{"choice": "dim_kind", "objects": ["d0"],
+                                           "values": []}])
+    with pytest.raises(WorkbenchError, match="unknown choice 'nosuch'"):
+        root.decide_all([wb.Decision("nosuch", ("d0",), ("X",))])
+    with pytest.raises(WorkbenchError, match=r"dim_kind\('d0',\) is not fixed"):
+        root.value("dim_kind", "d0")

@@ -15,7 +15,7 @@ import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .errors import DeadEnd, InvalidDecision, NeverAppears
+from .errors import DeadEnd, InvalidDecision, NeverAppears, WorkbenchError
 from .space.lowering import settle
 from .space.problem import Problem, permute
 from .space.propagators import (
@@ -138,11 +138,15 @@ class Decision:
     @classmethod
     def from_dict(cls, d: dict) -> Decision:
         try:
-            values = (d["value"],) if "value" in d else tuple(d["values"])
-            return cls(str(d["choice"]), tuple(map(str, d["objects"])), tuple(map(str, values)))
+            values = (d["value"],) if "value" in d else d["values"]
+            values = (values,) if isinstance(values, str) else tuple(map(str, values))
+            out = cls(str(d["choice"]), as_objects(d["objects"]), values)
         except (KeyError, TypeError) as exc:
             raise InvalidDecision(f"malformed decision {d!r}: needs choice, objects and "
                                   "value (or values)") from exc
+        if not out.values:
+            raise InvalidDecision(f"malformed decision {d!r}: it keeps no value")
+        return out
 
     def check(self, cand: Candidate) -> tuple[int, int]:
         """The variable and the mask of kept values (in stored orientation);
@@ -225,7 +229,14 @@ class Candidate:
         key = (id(space), prune)  # the root's problem holds the space: its id stays its own
         root = per_kernel.get(key)
         if root is None:
-            problem = base = Problem(space, kernel)
+            try:
+                problem = base = Problem(space, kernel)
+            except WorkbenchError as exc:
+                own = getattr(kernel, "space", None)
+                if own is None or space.name.removesuffix(".space") == own:
+                    raise
+                raise WorkbenchError(f"the space {space.name} does not fit this kernel (its own "
+                                f"space is {own!r}): {exc}") from None
             st = Store(problem, problem.init_tables)
             for name, objects, values, reason in (prune(kernel) if prune else ()):
                 got = problem.index.get((name, tuple(objects)))
@@ -285,7 +296,7 @@ class Candidate:
         while wait:
             d = next((d for d in wait if (d.choice, d.objects) in after[-1].problem.index), None)
             if d is None:
-                raise NeverAppears(wait)
+                after[-1]._never_appear(wait)
             wait.remove(d)
             after.append(after[-1].decide(d))
             order.append(d)
@@ -306,7 +317,7 @@ class Candidate:
             index = cand.problem.index
             now = [d for d in wait if (d.choice, d.objects) in index]
             if not now:
-                raise NeverAppears(wait)
+                cand._never_appear(wait)
             wait = [d for d in wait if (d.choice, d.objects) not in index]
             cand = cand._take(now)
         return cand
@@ -329,6 +340,15 @@ class Candidate:
         if inv:
             dom = permute(dom, p.choice_infos[p.vc[v]].inverse)
         return value_names(p.universe[v], dom)
+
+    def _never_appear(self, wait: list):
+        """Raise for decisions none of whose objects exist here: the first
+        that names an unknown choice, by name; else NeverAppears."""
+        for d in wait:
+            info = self.space.choices.get(d.choice)
+            if info is None or info.hidden:
+                d.check(self)  # "unknown choice …; choices: …"
+        raise NeverAppears(wait)
 
     def _var(self, name: str, objects) -> tuple[int, bool]:
         objects = as_objects(objects)
@@ -358,7 +378,7 @@ class Candidate:
     def value(self, name: str, objects=()) -> str:
         dom = self.domain(name, objects)
         if len(dom) != 1:
-            raise InvalidDecision(f"{name}{tuple(objects)} is not fixed: {sorted(dom)}")
+            raise InvalidDecision(f"{name}{as_objects(objects)} is not fixed: {sorted(dom)}")
         return next(iter(dom))
 
     def _visible_vars(self, include_fixed: bool):

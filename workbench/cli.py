@@ -31,6 +31,8 @@ def parse_sizes(text: str | None) -> dict:
         if "=" not in part:
             raise WorkbenchError(f"--sizes: expected name=value, got {part!r}")
         name, value = part.split("=", 1)
+        if name.strip() in out:
+            raise WorkbenchError(f"--sizes: {name.strip()} is given twice")
         try:
             out[name.strip()] = int(value)
         except ValueError:
@@ -39,6 +41,26 @@ def parse_sizes(text: str | None) -> dict:
             except ValueError:
                 raise WorkbenchError(f"--sizes: {name} must be a number, got {value!r}") from None
     return out
+
+
+def number(kind=int, low: float = 0, *, above: bool = False, high: float | None = None):
+    """An argparse type: a `kind` number ≥ `low` (> `low` with `above`,
+    ≤ `high` when given), so that a count, a time or a share out of range is
+    a usage error naming the flag, not an empty run or a traceback."""
+    def parse(text: str):
+        try:
+            v = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected {'an integer' if kind is int else 'a number'}, got {text!r}"
+            ) from None
+        if not (v > low if above else v >= low) or (high is not None and not v <= high):
+            want = (f"more than {low:g}" if above else f"at least {low:g}") + (
+                f" and at most {high:g}" if high is not None else "")
+            raise argparse.ArgumentTypeError(f"must be {want}, got {text}")
+        return v
+    parse.__name__ = kind.__name__  # argparse names the type in some messages
+    return parse
 
 
 def load_candidate(args) -> Candidate:
@@ -65,7 +87,12 @@ def replay_trail_file(root: Candidate, path, space=None, prune=None,
     data, trail, diff = read_trail_file(root, path, allow_other)
     cand = Candidate.replay(root.problem.root_problem.kernel, trail, space, prune)
     if not diff and prune is None:
-        check_digest(data, cand)
+        try:
+            check_digest(data, cand)
+        except WorkbenchError as exc:
+            if not allow_other:
+                raise
+            print(f"warning: --allow-other-kernel: {exc}", file=sys.stderr)
     return cand
 
 
@@ -176,7 +203,7 @@ def subcommand(name: str, help: str, arguments: Callable = lambda p: None):
 def _space_stats_args(p) -> None:
     _kernel_args(p)
     _trail_args(p)
-    p.add_argument("--descents", type=int, default=100)
+    p.add_argument("--descents", type=number(int, 1), default=100)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--order", default="thesis", choices=order_names(),
                    help="choice order of the descents (default: the thesis's)")
@@ -319,7 +346,8 @@ def _climb_args(p) -> None:
     p.add_argument("--target", default=None,
                    help="hardware target the bound is taken on (a file of data/targets); "
                         "default: the kernel's")
-    p.add_argument("--moves", type=int, default=100, help="moves on the bound (default 100)")
+    p.add_argument("--moves", type=number(int, 0), default=100,
+                   help="moves on the bound (default 100)")
     p.add_argument("--seed", type=int, default=0, help="of the descent and the moves")
     p.add_argument("--out", default=None,
                    help="write the implementation reached here (a trail file)")
@@ -332,8 +360,6 @@ def cmd_climb(args) -> int:
     from .errors import DeadEnd
     from .model import bound
     from .search.climb import climb
-    if args.moves < 0:
-        raise WorkbenchError(f"--moves must be 0 or more, got {args.moves}")
     start = load_candidate(args)
     rng = random.Random(args.seed)
     try:
@@ -364,7 +390,7 @@ def _store(flag: str | None):
 def _run_args(p) -> None:
     _fixed_args(p)
     p.add_argument("--backend", choices=("cpu", "cuda"), default="cpu")
-    p.add_argument("--samples", type=int, default=10)
+    p.add_argument("--samples", type=number(int, 1), default=10)
     p.add_argument("--store", default=None,
                    help="JSON-lines record file (default runs/runs.jsonl in the data "
                         "directory); 'none': keep none")
@@ -403,13 +429,14 @@ def cmd_calibrate(args) -> int:
 
 def _campaign_args(p) -> None:
     p.add_argument("--backend", choices=("cuda", "cpu"), default="cuda")
-    p.add_argument("--minutes", type=float, default=25.0, help="time budget (default 25)")
+    p.add_argument("--minutes", type=number(float, 0, above=True), default=25.0,
+                   help="time budget (default 25)")
     p.add_argument("--out", default=None,
                    help="campaign folder (default data/gpu/<device>/; cpu: data/campaign-cpu/)")
     p.add_argument("--quick", action="store_true",
                    help="small sizes and counts: the dry run the test suite makes")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--workers", type=int, default=None,
+    p.add_argument("--workers", type=number(int, 0), default=None,
                    help="processes drawing candidates (default one per core but one; 0: none)")
     p.add_argument("--stages", default="",
                    help="comma-separated measuring stages to run (correctness, random, "
@@ -417,11 +444,11 @@ def _campaign_args(p) -> None:
     p.add_argument("--kernels", default="",
                    help="comma-separated thesis kernels the search and forced stages run (e.g. "
                         "'matmul 1024,axpy'; default all of Table 6.2)")
-    p.add_argument("--n-correct", type=int, default=None,
+    p.add_argument("--n-correct", type=number(int, 0), default=None,
                    help="random fixed candidates per kernel checked against numpy (50)")
-    p.add_argument("--n-random", type=int, default=None,
+    p.add_argument("--n-random", type=number(int, 0), default=None,
                    help="random implementations timed per kernel (1000)")
-    p.add_argument("--climb", type=int, default=None, metavar="MOVES",
+    p.add_argument("--climb", type=number(int, 0), default=None, metavar="MOVES",
                    help="moves on the bound polishing each search rollout before it is "
                         "measured (default 64; 0: the thesis's rollouts)")
     p.add_argument("--draw-only", action="store_true",
@@ -453,6 +480,11 @@ def cmd_campaign(args) -> int:
     for name in ("n_correct", "n_random", "climb"):
         if getattr(args, name) is not None:
             opts[name] = getattr(args, name)
+    if args.report_only and args.draw_only:
+        raise WorkbenchError("campaign: --report-only and --draw-only exclude each other")
+    if args.target is not None and not args.report_only:
+        raise WorkbenchError("campaign --target is read with --report-only only (a campaign "
+                             "bounds on the table its calibration writes)")
     if args.report_only:
         if not args.out:
             raise WorkbenchError("campaign --report-only needs --out (a campaign folder)")
@@ -472,21 +504,25 @@ def cmd_campaign(args) -> int:
 def _search_args(p) -> None:
     _candidate_args(p)
     p.add_argument("--backend", choices=("cpu", "cuda"), default="cpu")
-    p.add_argument("--budget", type=int, default=200, help="evaluations (default 200)")
-    p.add_argument("--time", type=float, default=None, help="time limit in seconds")
-    p.add_argument("--workers", type=int, default=None,
+    p.add_argument("--budget", type=number(int, 0), default=200,
+                   help="evaluations (default 200)")
+    p.add_argument("--time", type=number(float, 0, above=True), default=None,
+                   help="time limit in seconds")
+    p.add_argument("--workers", type=number(int, 0), default=None,
                    help="dask LocalCluster workers (default: one per core; 0: this process)")
     p.add_argument("--scheduler", default=None, help="address of an existing dask scheduler")
     p.add_argument("--policy", choices=("tag", "uct"), default="tag")
-    p.add_argument("--top-k", type=int, default=10, help="TAG: best times kept per node")
-    p.add_argument("--delta", type=float, default=1.0, help="TAG: exploration constant δ")
+    p.add_argument("--top-k", type=number(int, 1), default=10,
+                   help="TAG: best times kept per node")
+    p.add_argument("--delta", type=number(float, 0), default=1.0,
+                   help="TAG: exploration constant δ")
     p.add_argument("--order", choices=order_names(), default="thesis")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--samples", type=int, default=10)
-    p.add_argument("--climb", type=int, default=0, metavar="MOVES",
+    p.add_argument("--samples", type=number(int, 1), default=10)
+    p.add_argument("--climb", type=number(int, 0), default=0, metavar="MOVES",
                    help="moves on the bound that polish each rollout's leaf before it is "
                         "measured (default 0: measured as the rollout ends)")
-    p.add_argument("--climb-from-best", type=float, default=0.0, metavar="SHARE",
+    p.add_argument("--climb-from-best", type=number(float, 0, high=1), default=0.0, metavar="SHARE",
                    help="with --climb: the share of rollouts whose climb starts from the "
                         "fastest implementation measured so far (default 0)")
     p.add_argument("--store", default=None,
@@ -508,7 +544,11 @@ def cmd_search(args) -> int:
     client = None
     if args.scheduler:
         from distributed import Client
-        client = Client(args.scheduler)
+        try:
+            client = Client(args.scheduler, timeout=30)
+        except (ValueError, OSError, TimeoutError) as exc:
+            raise WorkbenchError(f"--scheduler {args.scheduler!r}: no dask scheduler there "
+                                 f"({type(exc).__name__}: {exc})") from None
     workers = (os.cpu_count() or 1) if args.workers is None else args.workers
     bar = None
 
@@ -549,8 +589,10 @@ def _reproduce_args(p) -> None:
                         "experiment: matmul 1024 in its own orders, whatever --kernels)")
     p.add_argument("--kernels", default=None,
                    help="comma-separated labels (default all: axpy, matmul 256, ...)")
-    p.add_argument("--probes", type=int, default=200, help="Knuth probes per estimate")
-    p.add_argument("--chen-probes", type=int, default=0, help="Chen probes (slow) per kernel")
+    p.add_argument("--probes", type=number(int, 1), default=200,
+                   help="Knuth probes per estimate")
+    p.add_argument("--chen-probes", type=number(int, 0), default=0,
+                   help="Chen probes (slow) per kernel")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--orders", default="thesis",
                    help="comma-separated choice orders Table 6.3 is measured in "
@@ -686,7 +728,8 @@ def _fail(exc: BaseException, as_json: bool) -> int:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    as_json = "--json" in argv
+    # argparse takes "--jso" for "--json": before parsing, a prefix counts too
+    as_json = any(len(a) > 3 and "--json".startswith(a) for a in argv)
     ap = parser()
     try:
         args = ap.parse_args(argv)
@@ -694,6 +737,7 @@ def main(argv=None) -> int:
         if not as_json:
             ap.print_usage(sys.stderr)
         return _fail(exc, as_json)
+    as_json = bool(getattr(args, "json", False))
     if args.command is None:
         ap.print_help()
         return 0

@@ -240,6 +240,10 @@ def explain(cand: Candidate, *, decision=None, choice=None, prefixes=None,
         return target.reproduced_by(_with(prefixes[j], must, stop))
 
     if not fails(prefixes, len(trail), []):
+        dom = cand.domain(*choice) if choice is not None else ()
+        if len(dom) == 1:
+            raise WorkbenchError(f"{target.text(cand)} is already fixed (= {next(iter(dom))}): "
+                                 "only a choice every value of which dead-ends is explained")
         raise WorkbenchError(f"{target.text(cand)} does not dead-end on this candidate: "
                              "nothing to explain")
     culprits = _progression(trail, prefixes, fails)

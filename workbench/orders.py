@@ -111,6 +111,8 @@ class OuterStripFirst(FixedOrder):
         super().__init__(fallback, label)
 
     def next(self, cand: Candidate, *, target=None, parent=None, rng=None) -> Choice | None:
+        if cand.kernel.space != "gpu":  # a basic block has no strips: the fixed order
+            return super().next(cand, target=target, parent=parent, rng=rng)
         labels = cand.kernel._cache.get("order_outer_labels")
         if labels is None:
             labels = {d.name: d.label for d in cand.kernel.dims()}
@@ -145,6 +147,8 @@ class ComputeFirst(FixedOrder):
         super().__init__(names, label)
 
     def next(self, cand: Candidate, *, target=None, parent=None, rng=None) -> Choice | None:
+        if cand.kernel.space != "gpu":  # a basic block's statements have no points
+            return super().next(cand, target=target, parent=parent, rng=rng)
         points = _points(cand.kernel)
         best, best_key = None, None
         for ch in cand.choices():

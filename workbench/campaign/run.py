@@ -62,6 +62,8 @@ from ..kernels.linalg import SMALL_SIZES
 from ..paths import data_dir
 from ..runtime.backend import bound_target
 from ..runtime.records import RecordStore
+from ..target import load_target
+from ..validate import read_json_document
 from .searches import stage_forced, stage_search
 
 STAGES = ("calibration", "correctness", "random", "search", "forced", "report")
@@ -520,8 +522,10 @@ def report_only(out: Path, target: str | None = None) -> dict:
     out = Path(out)
     if not (out / "records.jsonl").exists():
         raise WorkbenchError(f"campaign --report-only: {out} holds no records.jsonl")
+    if target is not None:
+        load_target(target)  # a misspelt table: an error, not a report replaying nothing
     state_path = out / "campaign.json"
-    state = json.loads(state_path.read_text()) if state_path.exists() else {}
+    state = read_json_document(state_path, "campaign state") if state_path.exists() else {}
     summary = write_report(out, state, rebound=target or True)
     summary["out"] = str(out)
     return summary
@@ -544,7 +548,7 @@ def run_campaign(options: CampaignOptions | None = None, **changes) -> dict:
     camp = Campaign(o, out, be, be.device, RecordStore(out / "records.jsonl"),
                     time.monotonic() + o.minutes * 60)
     if camp.state_path.exists():
-        camp.state = json.loads(camp.state_path.read_text())
+        camp.state = read_json_document(camp.state_path, "campaign state")
         camp.state.setdefault("runs", []).append(_dt.datetime.now(_dt.timezone.utc).isoformat())
     else:
         camp.state = {"device": be.device, "backend": be.name, "quick": o.quick,

@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..errors import WorkbenchError
+from ..kernels import require_loop_nest
 from ..space.values import DimKind, MemSpace, Order, Padding, ThreadMapping, ensure_values
 
 HW = ("x", "y", "z")
@@ -141,6 +142,7 @@ class Implementation:
     """A fixed candidate, annotated for code generation."""
 
     def __init__(self, cand):
+        require_loop_nest(cand.kernel, "code generation")
         if not cand.is_fixed:
             raise WorkbenchError("code generation needs a fixed candidate "
                                  f"({cand.open_count()} choices are open)")

@@ -62,6 +62,16 @@ def from_spec(spec: dict):
         raise WorkbenchError(f"kernel spec {str(spec)[:200]}: {exc}") from None
 
 
+def require_loop_nest(kernel, what: str) -> None:
+    """Refuse a chapter-2 basic block where `what` needs a loop-nest kernel
+    of the GPU space (code to generate, inputs to draw, arrays to read)."""
+    if getattr(kernel, "space", None) == BasicBlock.space:
+        raise WorkbenchError(
+            f"{what} needs a loop-nest kernel (axpy, matmul, strided_matmul, batched_matmul, "
+            "reuse_matmul); a basic block (thesis ch. 2) has no code to generate or run: "
+            "take its bound, choices, space-stats or explain")
+
+
 def register(name: str, build) -> None:
     """Make `from_spec` know a kernel builder (used by tests and extensions)."""
     _BUILDERS[name] = build
@@ -98,6 +108,7 @@ __all__ = [
     "matmul",
     "random_basic_block",
     "register",
+    "require_loop_nest",
     "reuse_matmul",
     "strided_matmul",
 ]

@@ -72,7 +72,11 @@ def schedule_bound(cand):
 def _model(cand, target=None, parent: Bound | None = None, override: dict | None = None
            ) -> Bound:
     """`schedule_bound` as a registered model: the machine is the idealised
-    one (no target, no override); never below the parent's value."""
+    one (no override; a target is checked to exist, then not read: a
+    misspelt name is an error, not an answer); never below the parent's."""
+    if target is not None:
+        from ..target import load_target
+        load_target(target)
     b = schedule_bound(cand)
     if parent is not None and b.raw_ns < parent.value_ns:
         b.value_ns = parent.value_ns

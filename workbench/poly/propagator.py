@@ -10,6 +10,7 @@ removal shows in `pruned()` with the dependence that forbids it."""
 
 from __future__ import annotations
 
+from ..kernels import require_loop_nest
 from ..space.values import Order
 from .fcg import kernel_fcg
 
@@ -17,6 +18,7 @@ from .fcg import kernel_fcg
 def fcg_prune(kernel) -> list:
     """[("order", (a, b), ("MERGED",), reason)] for every pair of dimensions
     the fusion conflict graph proves unfusable."""
+    require_loop_nest(kernel, "the fusion conflict graph (--fcg)")
     prog, g = kernel_fcg(kernel)
     insts = [i for i in kernel.instructions() if i.name in prog.statements]
     owners = {}

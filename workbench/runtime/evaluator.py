@@ -17,6 +17,7 @@ import numpy as np
 
 from .._version import __version__
 from ..errors import WorkbenchError
+from ..kernels import require_loop_nest
 from ..model import bound
 from .backend import (
     TOLERANCE,
@@ -55,6 +56,12 @@ def evaluate(cands, backend="cpu", store: RecordStore | str | None = "default",
     kernel = cands[0].problem.root_problem.kernel
     if any(c.problem.root_problem.kernel is not kernel for c in cands):
         raise WorkbenchError("evaluate() takes candidates of one kernel per call")
+    require_loop_nest(kernel, "running an implementation (run, evaluate())")
+    for i, c in enumerate(cands):  # a record is always of a fixed candidate
+        if not c.is_fixed:
+            raise WorkbenchError(f"evaluate() takes fixed candidates: candidate {i} has "
+                                 f"{c.open_count()} open choices (finish it with a search, "
+                                 "descent.random_fixed or decisions); nothing was recorded")
     be = get_backend(backend) if isinstance(backend, str) else backend
     samples = max(MIN_SAMPLES, samples)
     given = list(bounds) if bounds is not None else [None] * len(cands)

@@ -10,10 +10,11 @@ the file and writes whole lines; every read takes a shared one, so a reader
 never sees a line being written. Under the exclusive lock, before writing,
 the file is checked to be a store of this schema (every line since the last
 check in this process); a file that is not (another format, another schema,
-a corrupted line) is refused, never repaired or moved. The only repair: a
-truncated last line (a writer killed mid-line — under the lock, no live
-writer can have left one) is copied to `<file>.truncated` and cut from the
-store, so nothing is lost and the file stays valid. See docs/records.md.
+a corrupted line) is refused, never repaired or moved. The only repairs: a
+whole last record without its newline gets it; a truncated last line (a
+writer killed mid-line — under the lock, no live writer can have left one)
+is copied to `<file>.truncated` and cut from the store, so nothing is lost
+and the file stays valid. See docs/records.md.
 """
 
 from __future__ import annotations
@@ -144,6 +145,16 @@ _CHECKED: dict[tuple, tuple[int, int]] = {}
 _KEYS = frozenset(f.name for f in _FIELDS) - {"extra"}
 
 
+def _whole_record(line: bytes) -> bool:
+    """Whether a last line without its newline is a whole record of this
+    schema (a writer killed mid-line leaves a prefix that does not parse)."""
+    try:
+        row = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return False
+    return isinstance(row, dict) and row.get("schema") == SCHEMA
+
+
 @runtime_checkable
 class Store(Protocol):
     """Where records go: `append` (records, or dicts of the stored form),
@@ -235,7 +246,11 @@ class RecordStore:
             if line.strip():
                 self._check_line(line, n)
         tail = data[nl + 1:]
-        if tail:
+        if tail and _whole_record(tail):  # only its newline is missing (an editor's
+            os.write(fd, b"\n")           # save): completed, never cut
+            lines.append(tail)
+            nl = len(data)
+        elif tail:
             self._set_aside(fd, tail, start + nl + 1, had_line=start > 0 or nl >= 0)
         _CHECKED[key] = (start + nl + 1, lines_before + len(lines))
 
@@ -348,7 +363,10 @@ def record_candidate(r: Mapping, *, space=None):
 
 def load_records(path: str | Path | None = None):
     """The records of a JSON-lines file (default: the data directory's) as a
-    pandas DataFrame."""
+    pandas DataFrame. A path named that does not exist is an error (a typo
+    read as an empty store would say "nothing was measured")."""
+    if path is not None and not Path(path).exists():
+        raise WorkbenchError(f"{path}: no such record store")
     return RecordStore(path).load()
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, fields, replace
 
 from ..candidate import Candidate, Choice
 from ..errors import WorkbenchError
+from ..kernels import require_loop_nest
 from ..orders import choice_order, open_choice, order_spec
 from ..runtime.backend import bound_target
 from ..runtime.records import RecordStore, with_former_values
@@ -107,6 +108,7 @@ class Search:
     def __init__(self, start: Candidate, backend: str = "cpu",
                  options: SearchOptions | None = None, **changes):
         o = self.options = SearchOptions.of(options, **changes)
+        require_loop_nest(start.kernel, "a search (it measures implementations)")
         self.start = start
         self.spec, self.space = register_root(start)
         self.backend_name = backend

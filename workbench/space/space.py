@@ -473,11 +473,17 @@ def load_space(name_or_path: str) -> Space:
     p = Path(name_or_path)
     if not p.suffix:
         p = _SPACE_DIR / f"{name_or_path}.space"
+    elif not p.exists() and p.name == name_or_path and (_SPACE_DIR / p.name).exists():
+        p = _SPACE_DIR / p.name  # "gpu.space", as trail files name it
     key = str(p.resolve())
     if key not in _CACHE:
         if not p.exists():
             shipped = sorted(f.stem for f in _SPACE_DIR.glob("*.space"))
             raise SpaceError(f"no decision space {name_or_path!r}; shipped: {', '.join(shipped)}")
-        text = p.read_text()
+        try:
+            text = p.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise SpaceError(f"{p}: not a .space file (not UTF-8 text: {exc.reason} at byte "
+                             f"{exc.start})") from None
         _CACHE[key] = Space.from_text(text, p.name)
     return _CACHE[key]

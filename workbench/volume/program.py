@@ -161,6 +161,9 @@ class Program:
         """The program's volume element map from `output` (default: the
         spec's) to live-ins and constants, by lenient composition."""
         out = output or self.output
+        if out not in self.shapes:
+            raise WorkbenchError(f"output {out!r}: the program has no value of that name; "
+                                 f"its values: {', '.join(sorted(self.shapes))}")
         uses = {op["result"]: set() for op in self.ops}
         for op in self.ops:
             for name in _operands(op):

@@ -271,8 +271,11 @@ def tile(reg: Regions, sizes: dict, names: dict | None = None) -> Tiling:
     dom = reg.domain
     n = dom.dim(isl.dim_type.set)
     name = dom.get_tuple_name()
-    if any(not 0 <= d < n or t < 1 for d, t in sizes.items()):
-        raise WorkbenchError(f"tile sizes {sizes} do not fit a rank-{n} output")
+    for d, t in sizes.items():
+        if not 0 <= d < n:
+            raise WorkbenchError(f"tile dimension {d}: the output has dimensions 0–{n - 1}")
+        if t < 1:
+            raise WorkbenchError(f"tile size of dimension {d} must be at least 1, got {t}")
     names = names or {}
     params = [names.get(d, f"Q{d}") for d in sorted(sizes)]
     iv = [f"i{k}" for k in range(n)]
