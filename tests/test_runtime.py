@@ -509,3 +509,28 @@ def test_the_reference_times_the_computation_not_copies_of_its_inputs(name, size
     assert _CopySpy.copies == []
     for k, v in kernel.reference(inputs).items():
         np.testing.assert_allclose(np.asarray(got[k]), v, rtol=1e-4, atol=1e-4)
+
+
+def test_the_cpu_reference_counts_numpy_work_not_waits(monkeypatch):
+    """In a busy explorer the numpy reference read 16.0 ms for a 27 µs
+    product (its samples whole scheduler ticks of waiting), and the record's
+    ratio to numpy was 600× too kind. It is timed now on as many BLAS
+    threads as the generated code has, by this thread's CPU time."""
+    import time
+
+    from threadpoolctl import threadpool_info
+    k = wb.kernels.matmul(64, 64, 32)
+    inputs, _ = cpu_backend.inputs_for(k, 0)
+    seen = []
+
+    def waiting(d, xp=np):
+        seen.append([i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"])
+        time.sleep(0.01)  # a wait: no work of numpy's
+        return {}
+    monkeypatch.setattr(k, "baseline", waiting)
+    ref = cpu_backend.CpuBackend().reference(k, inputs, samples=5)
+    assert len(ref.times_ns) == 5 and max(ref.times_ns) < 5e6  # not the 10 ms slept
+    assert all(n == [1] * len(n) for n in seen)  # BLAS on the generated code's one thread
+    monkeypatch.undo()
+    ref = cpu_backend.CpuBackend().reference(k, inputs, samples=5)
+    assert 0 < ref.median_ns < 5e6  # numpy's own product: some work, counted
