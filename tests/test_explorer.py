@@ -11,6 +11,7 @@ import pytest
 
 import workbench as wb
 from workbench.descent import random_fixed
+from workbench.model.justification import fmt_time
 from workbench.runtime.records import RecordStore
 from workbench.session import Session
 from workbench.witness import find_witness
@@ -402,13 +403,38 @@ def test_a_list_whose_values_all_read_one_bound_says_why():
             bounds = {round(o.bound_ns, 3) for ch in listed
                       for o in e.session.options(ch.name, ch.objects, cand)
                       if o.bound_ns is not None}
-            said = "every value listed gives the same bound" in e.choices.view.note
+            said = "every value listed gives the same child bound" in e.choices.view.note
             assert said == (len(bounds) == 1), (target, len(bounds))
+            if said:  # the bound named; a GPU table offered only on a CPU one
+                assert fmt_time(next(iter(bounds)), 4) in e.choices.view.note
+                assert ("pick a GPU table" in e.choices.view.note) == target.startswith("cpu")
             if target == "h200":
                 assert len(bounds) > 1 and not said  # the GPU table tells them apart
             e.choices.hint.value = True  # ranking asked for: the ranking's own note instead
             assert "every value listed" not in e.choices.view.note
             e.choices.hint.value = False
+    finally:
+        e.close()
+
+
+def test_the_line_under_a_filtered_list_says_what_it_leaves_out():
+    """With a filter, the line under the list said '664 more open choices
+    (filter to see them)' — and under 'no open choice matches' too."""
+    e = CandidateExplorer(wb.kernels.matmul(m=64, n=64, k=32), store=None, backend="cpu",
+                          lookahead="off", max_choices=4)
+    try:
+        n = len(e.session.cand.choices())
+        assert e.choices.view.more == f"{n - 4} more open choices (filter to see them)"
+        e.filter.value = "zzz"
+        assert "matches the filter" in e.choices.view.note
+        assert e.choices.view.more == f"{n} open choices do not match it"
+        e.filter.value = "cache"
+        k = sum(c.name == "cache" for c in e.session.cand.choices())
+        assert 0 < k <= 4 and e.choices.view.more == f"{n - k} open choices do not match it"
+        e.filter.value = "dim_kind"
+        k = sum(c.name == "dim_kind" for c in e.session.cand.choices())
+        assert e.choices.view.more == (f"{k - 4} more match the filter (narrow it to see them); "
+                                       f"{n - k} open choices do not match it")
     finally:
         e.close()
 

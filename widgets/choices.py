@@ -103,6 +103,7 @@ class ChoicesPanel:
         self._listed: dict = {}  # key -> Choice on show
         self._shown: tuple = (None, [])  # (candidate, listed choices)
         self._note = ""  # the list's own note (ranking, fixed, no match)
+        self._matched = 0  # open choices the filter lets through (before the cut)
         self._jobs: dict = {}  # gen -> ((target, digest), t0, final phase)
         self._done = threading.Condition()
         self._done_gen = 0
@@ -178,6 +179,7 @@ class ChoicesPanel:
                         "value implies can (each label is the bound after propagation)")
         else:
             chs = _grouped(cand, chs)
+        self._matched = len(chs)
         return chs[:self.max_choices], note
 
     def _ranked(self, cand) -> list | None:
@@ -264,6 +266,7 @@ class ChoicesPanel:
             self.gen += 1
             gen, digest = self.gen, self._seen_as(cand)
             open_choices = cand.choices()
+            self._matched = 0
             listed, note = self.listed(open_choices, cand) if open_choices else ([], "")
             self._listed = {choice_key(c.name, c.objects): c for c in listed}
             self._shown = (cand, listed)
@@ -281,15 +284,23 @@ class ChoicesPanel:
                 self._note_alike(gen)
             progress = "<span class='wb-spin'></span> computing each value's child bound…" \
                 if pending and listed and self.lookahead != "off" else ""
-            more = len(open_choices) - len(listed)
-            self._draw(gen, cand, listed, progress,
-                       f"{more} more open choices (filter to see them)" if more > 0 else "")
+            self._draw(gen, cand, listed, progress, self._more(open_choices, listed))
             if not pending or self.lookahead == "off":
                 self._finish(gen)
             self._ahead = set()
             known = (self._labels.get((digest, c.name, c.objects)) for c in listed)
             self._offer_lowerings(cand, [got[1] for got in known if got])
             return gen, cand, pending
+
+    def _more(self, open_choices: list, listed: list) -> str:
+        """The line under the list: the open choices not on show, and why."""
+        cut = self._matched - len(listed)  # matched the filter, past max_choices
+        if not self.filter.value.strip():
+            return f"{cut} more open choices (filter to see them)" if cut > 0 else ""
+        other = len(open_choices) - self._matched
+        parts = ([f"{cut} more match the filter (narrow it to see them)"] if cut > 0 else []) \
+            + ([f"{other} open choices do not match it"] if other > 0 else [])
+        return "; ".join(parts)
 
     def _draw(self, gen, cand, listed, progress=None, more=None) -> None:
         """`progress`: None keeps the note; else the list's note and it."""
@@ -441,10 +452,14 @@ class ChoicesPanel:
                 bounds |= {round(o.bound_ns, 3) for o in got[1] if o.bound_ns is not None}
             if len(bounds) != 1:
                 return False
-            target = html.escape(str(self._ex.session.target or "the default table"))
-            alike = (f"<i>every value listed gives the same bound on {target}: each can "
-                     "still reach it. Tick <b>most discriminating first</b> for the choices "
-                     "that move it, or pick a GPU table in <b>bound on</b>.</i>")
+            name = str(self._ex.session.target or "")
+            target = html.escape(name or "the default table")
+            same = fmt_time(next(iter(bounds)), 4)
+            where = (", or pick a GPU table in <b>bound on</b>" if name.startswith("cpu")
+                     else "")  # a CPU table (cpu_reference, cpu-<host>) moves far less
+            alike = (f"<i>every value listed gives the same child bound, {same} on {target}: "
+                     "these choices do not tell implementations apart here. Tick <b>most "
+                     f"discriminating first</b> for the choices that do{where}.</i>")
             self._note = "<br>".join(x for x in (self._note, alike) if x)
             return True
 
