@@ -298,8 +298,13 @@ def test_proven_values_finish_and_explained_dead_ends(kernel):
     if drops:
         drops[0].click()
         assert len(e.session.cand.trail) == n - 1
+    said = []  # the status line during Finish (4–7 s on the thesis's matmuls): each phase
+    e.status.observe(lambda ch: said.append(ch["new"]), names="value")
     e.finish_b.click()
     assert e.session.cand.is_fixed and e.finish_b.disabled
+    assert any("finishing … looking for an implementation below" in x for x in said)
+    assert any("moves on the bound" in x for x in said)
+    assert "finishing" not in e.status.value  # the last word is the fixed candidate's
 
 
 def test_a_stuck_choice_is_explained_in_a_thread_a_click_stops(tmp_path):

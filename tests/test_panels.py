@@ -15,6 +15,7 @@ import pytest
 import workbench as wb
 from workbench.codegen.compile import nvcc_path
 from workbench.descent import random_fixed
+from workbench.model.justification import fmt_time
 from workbench.runtime.records import RecordStore
 from workbench.session import Session
 
@@ -149,6 +150,9 @@ def test_search_tab_finishes_stops_and_adopts(tmp_path):
     assert view.stop_b.disabled and not panel.search_b.disabled
     assert view.stop_b.button_style == ""  # greyed, not a live-looking orange
     assert view.bar.value == 2 and view.bar.bar_style == "success"
+    # the status line's best measured followed the search, without a click
+    best = e.session.best_measured_ns(backend="cpu")
+    assert best is not None and f"best measured {fmt_time(best, 4)}" in e.status.value
     # each rollout climbed the bound before it was measured (the tab's climb)
     assert panel.search.options.climb == panel.climb.value > 0
     rows = [r for r in e.session.store.rows() if "search" in r]

@@ -122,9 +122,10 @@ class ChoicesPanel:
             from workbench.lookahead_process import LookaheadProcess
             self._procs = [LookaheadProcess(self._on_results) for _ in range(self.workers)]
         self.filter = w.Text(placeholder="filter: instruction, dimension or choice",
-                             layout=w.Layout(width="260px"))
+                             layout=w.Layout(width="auto", min_width="180px", flex="1 1 260px"))
         self.filter.observe(lambda _: on_change(), names="value")
-        self.hint = w.Checkbox(description="most discriminating first", value=False)
+        self.hint = w.Checkbox(description="most discriminating first", value=False,
+                               indent=False, layout=w.Layout(width="auto"))  # whole at 1,024 px
         self.hint.observe(lambda _: on_change(), names="value")
         self._on_change = on_change
         # (target, digest) -> the choices whose values move the bound, most

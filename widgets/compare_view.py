@@ -10,7 +10,7 @@ import html
 from workbench.compare import Comparison, compare
 from workbench.errors import InvalidDecision
 from workbench.model.justification import fmt_time
-from workbench.names import choice_label
+from workbench.names import choice_label, plural
 
 ONE_BRANCH = ("<p><i>Only one branch so far.</i> Press <b>Branch</b> (above) to start "
               "another from the current candidate, take other decisions on it, and the "
@@ -113,9 +113,10 @@ class ComparePanel:
             head = "<p><i>the same branch on both sides: choose another</i></p>"
         elif c.same:
             head = (f"<p><b>{na}</b> and <b>{nb}</b> are the same candidate "
-                    f"({c.common} decisions in common).</p>")
+                    f"({plural(c.common, 'decision')} in common).</p>")
         else:
-            head = (f"<p><b>{na}</b> against <b>{nb}</b>: {c.common} decisions in common, "
+            head = (f"<p><b>{na}</b> against <b>{nb}</b>: {plural(c.common, 'decision')} "
+                    "in common, "
                     f"{len(c.differ)} differ, {len(c.only_a)} only in {na}, "
                     f"{len(c.only_b)} only in {nb}.</p>")
         self.message.value = head
@@ -132,7 +133,8 @@ def _domain_text(cand, choice: str, objects) -> str:
     """The other side of a decision only one trail holds: the value that
     follows there, or the values left open."""
     try:
-        dom = sorted(cand.domain(choice, objects))
+        dom = sorted(cand.domain(choice, objects),  # sizes by number: 2, 4, …, 128
+                     key=lambda v: (not v.isdigit(), int(v) if v.isdigit() else 0, v))
     except InvalidDecision:
         return "—"
     if len(dom) == 1:

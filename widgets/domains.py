@@ -270,9 +270,10 @@ class DomainsPanel:
         n_order = len(ordered)
         hover = (f" (their remaining values in each cell up to {TEXT_CELLS_UP_TO} objects; "
                  f"{n_order} here: hover a cell)" if n_order > TEXT_CELLS_UP_TO else "")
+        what = "last decision pruned" if cand.trail else "propagation pruned at the root"
         self.html.value = (
             "<table><tr><th>choice</th><th>open</th><th>instances</th><th>values left</th></tr>"
-            f"{rows}</table><p><b>last decision pruned</b></p><ul>{pruned or '<li>—</li>'}</ul>"
+            f"{rows}</table><p><b>{what}</b></p><ul>{pruned or '<li>—</li>'}</ul>"
             f"<p style='font-size:85%'>order grid (row against column): "
             f"{html.escape(order_legend(cand))}; grey cells are still open"
             f"{hover}. Kinds: dark decided, light possible, white pruned.</p>")

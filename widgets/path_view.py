@@ -31,7 +31,7 @@ def bound_html(b) -> str:
     X on T: <the first term's sentence>"), so the header, the root and the
     first term said the same sentence three times."""
     j = b.justification
-    head = f"<p><b>lower bound {fmt_time(b.value_ns)}</b> on {html.escape(b.target)}"
+    head = f"<p><b>lower bound {fmt_time(b.value_ns, 4)}</b> on {html.escape(b.target)}"
     if not j.children:
         return f"{head}: {html.escape(j.text)}</p>"
     terms = "".join(f"<li>{_node_html(c)}</li>" for c in j.children)
@@ -77,7 +77,7 @@ class PathPanel:
             what = "root" if d is None else decision_label(session.branch.history[step], d)
             raised = "" if prev is None or ns <= prev else \
                 f" <span style='color:#b00'>+{fmt_time(ns - prev)}</span>"
-            text = f"{html.escape(what)} → {fmt_time(ns)}{raised}"
+            text = f"{html.escape(what)} → {fmt_time(ns, 4)}{raised}"
             btn, label = row.children
             if label.value != text:
                 label.value = text

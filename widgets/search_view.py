@@ -216,7 +216,8 @@ class SearchPanel:
                                        "time measured on this backend and target (another "
                                        "branch's, a recipe's) before measuring anything")
         self.search_b = w.Button(description="Search", icon="search")
-        self.adopt_b = w.Button(description="Adopt best as branch")
+        self.adopt_b = w.Button(description="Adopt best as branch",
+                                layout=w.Layout(width="auto"))  # not clipped at 1,500 px
         self.search_b.on_click(lambda _: self.start())
         self.adopt_b.on_click(lambda _: self.adopt())
         self.message = w.HTML()
@@ -257,6 +258,13 @@ class SearchPanel:
             self.message.value = f"<b style='color:#b00'>cannot search</b>: {html.escape(str(exc))}"
             return None
         self.view = SearchProgress(self.search.budget, "search").attach(self.search)
+        seen = [None]
+
+        def new_best(ev: dict) -> None:  # the status line's best measured follows
+            if ev.get("best_ns") and ev["best_ns"] != seen[0]:
+                seen[0] = ev["best_ns"]
+                self._ex.show_status()
+        self.search.callbacks.append(new_best)
         self.message.value = (f"cut at the best measured, {fmt_time(beat)}: every candidate "
                               "measured has a bound below it" if beat else
                               "nothing measured yet on this backend and target: nothing to "
@@ -268,6 +276,7 @@ class SearchPanel:
 
     def _ended(self) -> None:
         self.search_b.disabled = False
+        self._ex.show_status()  # its best measured, without waiting for a click
 
     def stop(self) -> None:
         if self.view is not None:

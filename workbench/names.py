@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import weakref
 
-__all__ = ["choice_group", "choice_label", "decision_label", "object_label", "raw"]
+__all__ = ["choice_group", "choice_label", "decision_label", "object_label", "plural", "raw"]
 
 _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # problem -> _Names
 _WORDS = {"mem_space": "memory space"}  # a choice in words: else its name, "_" as spaces
@@ -222,3 +222,8 @@ def decision_label(cand, decision) -> str:
     tile 0 = THREAD"`` (``A|B`` when it keeps several values)."""
     return (f"{choice_label(cand, decision.choice, decision.objects)} = "
             f"{'|'.join(decision.values)}")
+
+
+def plural(n: int, noun: str) -> str:
+    """"1 decision", "2 decisions"."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"

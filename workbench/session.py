@@ -271,29 +271,36 @@ class Session:
         self._status[key] = got
         return got
 
-    def finish(self, budget_s: float = 5.0, tries: int = 1, climb: int = 0) -> Candidate:
+    def finish(self, budget_s: float = 5.0, tries: int = 1, climb: int = 0,
+               on_phase=None) -> Candidate:
         """Adopt the current candidate's witness — with `tries` > 1, the one
         of lowest bound among that many witnesses; with `climb`, then moved
         that many times on the bound (`search.climb`: the person's decisions
         stay) — so that its remaining decisions join the branch (each one a
-        step: undo walks back)."""
+        step: undo walks back). `on_phase(text)` is told what it does next
+        (seconds each on the thesis's matmuls)."""
+        said = on_phase or (lambda text: None)
+        said("looking for an implementation below")
         w = self.witness(budget_s=budget_s)
         if w is None:
             raise WorkbenchError("no implementation below this candidate was found "
                                  f"in {budget_s:g} s" + ("" if self.cand.digest() not in
                                                          self._witness else
                                                          ": its subtree holds none"))
-        for _ in range(tries - 1):
+        for k in range(tries - 1):
+            said(f"another implementation below ({k + 2} of {tries}), to keep the lowest bound")
             other = find_witness(self.cand, rng=self._rng, budget_s=budget_s).witness
             if other is not None and self.bound(other).value_ns < self.bound(w).value_ns:
                 w = other
                 self._remember(self.cand.digest(), w)
         fixed = adopt(self.cand, w)
         if climb:
+            said(f"{climb} moves on the bound from it")
             from .search.climb import climb as climb_bound
             fixed = climb_bound(self.cand, fixed, lambda c: self.bound(c).value_ns, self._rng,
                                 steps=climb).candidate
         steps = []
+        said(f"taking its {len(fixed.trail) - len(self.cand.trail)} decisions, one step each")
         for d in fixed.trail[len(self.cand.trail):]:
             steps.append((steps[-1] if steps else self.cand).decide(d))
         return self._push(steps)

@@ -92,6 +92,11 @@ def _si(x: float) -> str:
     return f"{x:.3g} "
 
 
+def _amount(x: float, unit: str) -> str:
+    """An amount with its unit: "2.05 kB", "2.26 M taken branches"."""
+    return f"{_si(x)}B" if unit == "bytes" else f"{_si(x).rstrip()} {unit}"
+
+
 def usage_node(hw: Hardware, level: str, resource: str, amount: float, contributors: dict,
                notes: dict | None = None) -> Justification:
     """The Usage node of one resource at one level, a child per contributor
@@ -105,10 +110,10 @@ def usage_node(hw: Hardware, level: str, resource: str, amount: float, contribut
         text = (f"limited by {what} at the {level_name(hw, level)} level: {_si(amount)}B moved "
                 f"at {_si(per_s)}B/s")
     else:
-        text = (f"limited by {what} at the {level_name(hw, level)} level: {_si(amount)}{unit} "
-                f"at {rate:g} per cycle ({_si(per_s)}{unit}/s)")
+        text = (f"limited by {what} at the {level_name(hw, level)} level: "
+                f"{_amount(amount, unit)} at {rate:g} per cycle ({_amount(per_s, unit)}/s)")
     top = sorted(contributors.items(), key=lambda kv: -kv[1])
-    kids = [Justification("Usage", hw.ns(v / rate), f"{name}: {_si(v)}{unit}"
+    kids = [Justification("Usage", hw.ns(v / rate), f"{name}: {_amount(v, unit)}"
                           + (f" ({notes[name]})" if name in notes else ""),
                           {"statement": name, "amount": v}) for name, v in top if v > 0]
     return Justification("Usage", hw.ns(cycles), text,
@@ -155,13 +160,14 @@ def loop_node(hw: Hardware, dims: list, labels: list, iterations: int, times: in
 def parallelism_node(hw: Hardware, level: str, inner: Justification, eta_min: int,
                      eta_lcm: int, mu_max: float, value_ns: float) -> Justification:
     unit = "threads" if level == "block" else "blocks"
-    mu = "unbounded" if mu_max == float("inf") else f"{int(mu_max):,}"
+    mu = ("no limit on how many run" if mu_max == float("inf")
+          else f"at most {int(mu_max):,}")
     waves = int(-(-eta_lcm // mu_max)) if mu_max != float("inf") else 1
     rounds = eta_min / eta_lcm * waves if eta_lcm else 1.0
     # one number, not the fraction: η_lcm can reach 2^60 (a product of sizes)
     text = (f"the {level_name(hw, level)} level runs its {unit} in at least "
             f"η_min/η_lcm · ⌈η_lcm/μ_max⌉ = {rounds:.3g} rounds of the level below "
-            f"(η_min = {eta_min:,} {unit}, at most {mu} at once)")
+            f"(η_min = {eta_min:,} {unit}, {mu} at once)")
     return Justification("ParallelismLevel", value_ns, text,
                          {"level": level, "eta_min": eta_min, "eta_lcm": eta_lcm,
                           "mu_max": mu_max}, [inner])
