@@ -482,11 +482,11 @@ def test_the_ranked_list_follows_its_labels(target, trail, only):
         k = sum(x is not None for x in spreads)
         assert k and all(x is not None for x in spreads[:k])  # every one apart comes first
         assert spreads[:k] == sorted(spreads[:k], key=lambda x: (-x[0], x[0] - x[1]))
-        note = e.choices.view.note
-        if moved:
-            assert "most discriminating first (by their labels" in note
-        else:  # nothing moves by its value alone, and the note does not say nothing moves
-            assert f"{k} listed do" in note and "once what each value implies" in note
+        # the note counts what the labels show (it said that no choice moves the bound
+        # where none moves it by its value alone, above labels that differ)
+        assert f"{k} listed choice{'s' if k > 1 else ''} whose labels differ first" in \
+            e.choices.view.note
+        assert bool(moved) == (target == "h200")
     finally:
         e.close()
 
@@ -518,6 +518,13 @@ def test_the_ranking_runs_beside_the_clicks():
         assert n and [(c.name, c.objects) for c in e.choices._shown[1]][:n] == top[:n]
         e.choices.click(0, 0)  # its ranking starts; undo before it is done
         child = e.session.cand
+        # meanwhile the root's order (the rows moved three times a click: grouped,
+        # ranked, then by the labels), said so
+        assert "meanwhile in the order of the candidate before" in e.choices.view.note
+        kept = {(c.name, c.objects) for c in child.choices()}
+        first = [k for k in top if k in kept][:2]
+        assert [(c.name, c.objects) for c in e.choices._shown[1]][:len(first)] == first or \
+            e.choices._label_spread(child, e.choices._shown[1][0]) is not None
         e.do(e.session.undo)
         assert e.session.cand is root or e.session.cand.digest() == root.digest()
         assert "most discriminating first" in e.choices.view.note  # kept: at once

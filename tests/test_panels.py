@@ -368,3 +368,20 @@ def test_cuda_indices_fold_constant_arithmetic(kernel):
         g = generate(random_fixed(wb.Candidate.root(kernel), random.Random(seed)))
         bad = [ln for ln in g.cuda.splitlines() if folded.search(ln)]
         assert not bad, bad[:3]
+
+
+def test_branch_and_adopt_stay_on_the_branch_they_make(tmp_path):
+    """New options reset the branch menu to its first entry, which the
+    explorer took for a pick: Branch (and, in a browser, Adopt) landed on
+    main with the message saying the new branch was the current one."""
+    e = _axpy_explorer(tmp_path)
+    s = e.session
+    for k in (1, 2):
+        e.branch_b.click()
+        assert s.current == k == e.branches.value and len(s.branches) == k + 1
+    fixed = random_fixed(s.cand, random.Random(3))
+    s.new_branch("adopted", fixed)
+    e.refresh()
+    assert s.branch.name == "adopted" and e.branches.value == s.current == 3
+    e.branches.value = 0  # a person's pick still switches
+    assert s.current == 0 and s.branch.name == "main"

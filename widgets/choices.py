@@ -23,7 +23,7 @@ import time
 from workbench.errors import WorkbenchError
 from workbench.model.justification import fmt_time
 from workbench.model.lookahead import Stopped
-from workbench.names import choice_group, choice_label, raw
+from workbench.names import choice_group, choice_label, plural, raw
 from workbench.prebuild import LoweringPrebuilder
 from workbench.session import DEAD, PROVEN, Option
 
@@ -104,6 +104,9 @@ class ChoicesPanel:
         self._shown: tuple = (None, [])  # (candidate, listed choices)
         self._note = ""  # the list's own note (ranking, fixed, no match)
         self._matched = 0  # open choices the filter lets through (before the cut)
+        self._n_top: int | None = None  # choices the ranking on show found moving alone
+        self._last_ranked = None  # (target, digest) of the last candidate listed ranked
+        self._provisional = False  # the list on show is in the candidate before's order
         self._jobs: dict = {}  # gen -> ((target, digest), t0, final phase)
         self._done = threading.Condition()
         self._done_gen = 0
@@ -156,12 +159,18 @@ class ChoicesPanel:
             chs = [c for c in chs if f in c.name.lower() or any(f in o.lower() for o in c.objects)
                    or f in choice_label(cand, c.name, c.objects).lower()]
         note = ""
+        self._n_top = None
         if not self.hint.value:
             self._stop_ranking()  # unticked: a ranking ticked again starts anew
         ranked = self._ranked(cand) if self.hint.value and chs else None
-        if self.hint.value and chs and ranked is None:  # under way: grouped meanwhile
-            note = ("<span class='wb-spin'></span> ranking the choices by how far their "
-                    "values move the bound…")
+        wait = ("<span class='wb-spin'></span> ranking the choices by how far their values "
+                "move the bound…")
+        under_way = self.hint.value and chs and ranked is None
+        if under_way:  # the candidate before's order meanwhile: most of its choices are
+            with self._done:  # still open, and the rows move less (three times a click)
+                ranked = self._rankings.get(self._last_ranked)
+        if under_way and ranked is None:  # nothing to go by: grouped meanwhile
+            note = wait
             chs = _grouped(cand, chs)
         elif self.hint.value and chs:
             rank = {k: i for i, k in enumerate(ranked)}
@@ -174,22 +183,37 @@ class ChoicesPanel:
             # the order: the list read 'size … 36.64 | 35.11 µs' above 'dim
             # kind … 35.11 | 128.6 µs', and 'nothing moves' above 87.54 | 256.7 µs
             chs = self._by_labels(cand, top + _grouped(cand, rest))
-            apart = sum(self._label_spread(cand, c) is not None for c in chs)
-            if top:
-                note = (f"{len(top)} choice{'s' if len(top) > 1 else ''} whose values give "
-                        "different bounds, most discriminating first (by their labels once "
-                        "computed); the others after")
-            elif apart:
-                note = (f"no open choice moves the bound by its value alone; {apart} listed "
-                        f"do{'es' if apart == 1 else ''} once what each value implies is "
-                        "propagated (the labels): first, most discriminating first")
+            self._n_top = len(top)
+            note = self._ranking_note(cand, chs[:self.max_choices])
+            self._provisional = bool(under_way)
+            if under_way:
+                note = f"{wait} (meanwhile in the order of the candidate before)"
             else:
-                note = ("no open choice moves the bound here by its value alone; what a "
-                        "value implies can (each label is the bound after propagation)")
+                self._last_ranked = self._seen_as(cand)
         else:
             chs = _grouped(cand, chs)
         self._matched = len(chs)
         return chs[:self.max_choices], note
+
+    def _ranking_note(self, cand, listed: list) -> str:
+        """What the ranked list says of its order, before and after the
+        labels of the listed choices are in."""
+        n, labelled = self._n_top, all(self._label(cand, c) for c in listed)
+        apart = sum(self._label_spread(cand, c) is not None for c in listed)
+        if labelled and apart:
+            return (f"{plural(apart, 'listed choice')} whose labels differ first, the most "
+                    "discriminating first (the largest least bound, then the widest spread); "
+                    "the others after")
+        if labelled:
+            return ("the choices whose values alone move the bound first; after propagation "
+                    "their labels read alike" if n else
+                    "no open choice moves the bound by its value alone, and no listed label "
+                    "differs after propagation")
+        if n:
+            return (f"{plural(n, 'choice')} whose values alone give different bounds first, "
+                    "ordered by their labels once those are in; the others after")
+        return ("no open choice moves the bound by its value alone; the labels (bounds after "
+                "propagation) order those listed once they are in")
 
     def _label_spread(self, cand, ch) -> tuple | None:
         """(least, largest) child bound of `ch`'s labels when every value of
@@ -497,23 +521,29 @@ class ChoicesPanel:
             self.last_proof_ms = ms
         if phase == 0:
             self.last_lookahead_ms = ms
-            if self._labels_reorder(gen):
-                self._on_change()  # ranked: the labels just computed decide the order
-                return
+            if self._by_labels_now(gen) and final == 0:
+                self._redraw(gen)
             if self._note_alike(gen) and final == 0:
                 self._redraw(gen)
             if final > 0 and gen == self.gen:
                 self._redraw(gen, "<span class='wb-spin'></span> bounds done; looking for "
                                   "implementations below each value…")
 
-    def _labels_reorder(self, gen: int) -> bool:
-        """Whether, with the box ticked, the labels of the list on show put
-        its choices in another order than the one drawn."""
+    def _by_labels_now(self, gen: int) -> bool:
+        """With the box ticked, the list on show put in the order its labels,
+        now in, give, and its note said again (in place: no new generation,
+        so the proofs under way go on); whether anything changed."""
         with self._lock:
-            if gen != self.gen or not self.hint.value:
-                return False
+            if gen != self.gen or self._n_top is None or not self._shown[1]:
+                return False  # not a ranked list (unticked, or its ranking under way)
             cand, listed = self._shown
-            return bool(listed) and self._by_labels(cand, listed) != listed
+            # a provisional order (the candidate before's ranking) keeps its note
+            note = self._note if self._provisional else self._ranking_note(cand, listed)
+            ordered = self._by_labels(cand, listed)
+            if ordered == listed and note == self._note:
+                return False
+            self._shown, self._note = (cand, ordered), note
+            return True
 
     def _after_proofs(self, gen: int) -> None:
         """Proofs are in: a listed choice whose every value is dead is

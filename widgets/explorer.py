@@ -141,6 +141,7 @@ class CandidateExplorer:
         self.redo_b.on_click(lambda _: self.do(self.session.redo))
         self.reset_b.on_click(lambda _: self.do(self.session.reset))
         self.branch_b.on_click(lambda _: self.do(self.session.new_branch))
+        self._listing_branches = False
         self.branches.observe(self._on_branch, names="value")
         self.target_dd = w.Dropdown(description="bound on", options=model_targets(),
                                     value=self.session.target, layout=w.Layout(width="240px"),
@@ -287,6 +288,8 @@ class CandidateExplorer:
         self.panels[Tab.TIMINGS].close()
 
     def _on_branch(self, change) -> None:
+        if self._listing_branches:  # the menu's own update, not a person's pick
+            return
         if change["new"] is not None and change["new"] != self.session.current:
             self.do(self.session.switch, change["new"])
 
@@ -313,9 +316,15 @@ class CandidateExplorer:
         self.undo_b.disabled = s.branch.pos == 0
         self.redo_b.disabled = s.branch.pos + 1 >= len(s.branch.history)
         opts = [(br.name, k) for k, br in enumerate(s.branches)]
-        if list(self.branches.options) != opts:
-            self.branches.options = opts
-        self.branches.value = s.current
+        # new options reset the menu to the first branch, which read as a pick
+        # and switched to it: Branch and Adopt landed on main, not on theirs
+        self._listing_branches = True
+        try:
+            if list(self.branches.options) != opts:
+                self.branches.options = opts
+            self.branches.value = s.current
+        finally:
+            self._listing_branches = False
         if self.target_dd.value != s.target:
             self.target_dd.value = s.target
         self.why_panel.clear()  # an explanation under way is about the candidate before

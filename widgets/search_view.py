@@ -13,6 +13,11 @@ import html
 import threading
 
 from workbench.model.justification import fmt_time
+from workbench.names import plural
+
+# why a rollout reached no implementation (`Search.failures`), in words
+_FAILED = {"constraints": "ran into a dead end", "model": "found only values bounded past "
+           "the best", "error": "failed with an error"}
 
 # the Search tab's climb (`SearchOptions.climb`): on the CPU backend, searches
 # of matmul 128x128x64 that climbed 30 moves a rollout found a faster best than
@@ -134,7 +139,8 @@ class SearchProgress:
         n = (summary or {}).get("evaluations", len(self.events))
         best = (summary or {}).get("best_ns")
         fails = (summary or {}).get("descent_failures") or {}
-        extra = [f"{v} descents {k}" for k, v in fails.items() if v]
+        extra = [f"{plural(v, 'descent')} {_FAILED.get(k, f'stopped: {k}')}"
+                 for k, v in fails.items() if v]
         words = (f"<b>{self.state}</b>: {n} evaluation{'s' * (n != 1)}, best "
                  f"{fmt_time(best) if best else '— (nothing measured)'}")
         if self.counts:

@@ -92,7 +92,11 @@ def _si(x: float) -> str:
     return f"{x:.3g} "
 
 
-def _amount(x: float, unit: str) -> str:
+def _cycles(x: float) -> str:
+    return f"{x:g} cycle{'' if x == 1 else 's'}"
+
+
+def fmt_amount(x: float, unit: str) -> str:
     """An amount with its unit: "2.05 kB", "2.26 M taken branches"."""
     return f"{_si(x)}B" if unit == "bytes" else f"{_si(x).rstrip()} {unit}"
 
@@ -111,9 +115,9 @@ def usage_node(hw: Hardware, level: str, resource: str, amount: float, contribut
                 f"at {_si(per_s)}B/s")
     else:
         text = (f"limited by {what} at the {level_name(hw, level)} level: "
-                f"{_amount(amount, unit)} at {rate:g} per cycle ({_amount(per_s, unit)}/s)")
+                f"{fmt_amount(amount, unit)} at {rate:g} per cycle ({fmt_amount(per_s, unit)}/s)")
     top = sorted(contributors.items(), key=lambda kv: -kv[1])
-    kids = [Justification("Usage", hw.ns(v / rate), f"{name}: {_amount(v, unit)}"
+    kids = [Justification("Usage", hw.ns(v / rate), f"{name}: {fmt_amount(v, unit)}"
                           + (f" ({notes[name]})" if name in notes else ""),
                           {"statement": name, "amount": v}) for name, v in top if v > 0]
     return Justification("Usage", hw.ns(cycles), text,
@@ -124,14 +128,14 @@ def usage_node(hw: Hardware, level: str, resource: str, amount: float, contribut
 def dependency_node(hw: Hardware, src: str, dst: str, cycles: float, repeat: int = 1
                     ) -> Justification:
     what = f"{src} → {dst}" if repeat == 1 else f"{src} → itself ×{repeat - 1}"
-    return Justification("Dependency", hw.ns(cycles), f"{what}: {cycles:g} cycles",
+    return Justification("Dependency", hw.ns(cycles), f"{what}: {_cycles(cycles)}",
                          {"src": src, "dst": dst, "cycles": cycles, "repeat": repeat})
 
 
 def chain_node(hw: Hardware, path: list, cycles: float, deps: list, where: str
                ) -> Justification:
     before, point, after = (path[0], path[len(path) // 2], path[-1]) if path else ("", "", "")
-    text = f"dependency chain {where}: {' → '.join(path)}: {cycles:g} cycles"
+    text = f"dependency chain {where}: {' → '.join(path)}: {_cycles(cycles)}"
     return Justification("Chain", hw.ns(cycles), text,
                          {"before": before, "point": point, "after": after, "path": path,
                           "cycles": cycles}, deps)
@@ -147,7 +151,7 @@ def loop_node(hw: Hardware, dims: list, labels: list, iterations: int, times: in
     cycles = each * iterations * times if total is None else total
     rep = f" × {times} executions" if times > 1 else ""
     text = (f"sequential loop {'/'.join(dims)} ({'/'.join(labels)}): {iterations} iterations"
-            f"{rep}, each at least {each:g} cycles")
+            f"{rep}, each at least {_cycles(each)}")
     if cycles != each * iterations * times:
         text += (f" ({cycles:,.0f} cycles: an execution need not wait for the last result "
                  "of the one before)")
@@ -159,15 +163,19 @@ def loop_node(hw: Hardware, dims: list, labels: list, iterations: int, times: in
 
 def parallelism_node(hw: Hardware, level: str, inner: Justification, eta_min: int,
                      eta_lcm: int, mu_max: float, value_ns: float) -> Justification:
-    unit = "threads" if level == "block" else "blocks"
-    mu = ("no limit on how many run" if mu_max == float("inf")
-          else f"at most {int(mu_max):,}")
-    waves = int(-(-eta_lcm // mu_max)) if mu_max != float("inf") else 1
-    rounds = eta_min / eta_lcm * waves if eta_lcm else 1.0
+    unit = "thread" if level == "block" else "block"
+    share = eta_min / eta_lcm if eta_lcm else 1.0
     # one number, not the fraction: η_lcm can reach 2^60 (a product of sizes)
-    text = (f"the {level_name(hw, level)} level runs its {unit} in at least "
-            f"η_min/η_lcm · ⌈η_lcm/μ_max⌉ = {rounds:.3g} rounds of the level below "
-            f"(η_min = {eta_min:,} {unit}, {mu} at once)")
+    if mu_max == float("inf"):  # all at once: the level below's share alone
+        text = (f"the {level_name(hw, level)} level runs its {unit}s all at once (no limit "
+                f"on how many): at least η_min/η_lcm = {share:.3g} of the level below "
+                f"(η_min = {eta_min:,} {unit}{'' if eta_min == 1 else 's'})")
+    else:
+        rounds = share * -(-eta_lcm // mu_max)
+        text = (f"the {level_name(hw, level)} level runs its {unit}s in at least "
+                f"η_min/η_lcm · ⌈η_lcm/μ_max⌉ = {rounds:.3g} rounds of the level below "
+                f"(η_min = {eta_min:,} {unit}{'' if eta_min == 1 else 's'}, at most "
+                f"{int(mu_max):,} at once)")
     return Justification("ParallelismLevel", value_ns, text,
                          {"level": level, "eta_min": eta_min, "eta_lcm": eta_lcm,
                           "mu_max": mu_max}, [inner])

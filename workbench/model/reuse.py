@@ -44,7 +44,7 @@ import math
 from ..space.values import DimKind, DimMap
 from .facts import ARITH, PARALLEL, SEQUENTIAL, VECTOR_MAX
 from .facts import _nest_of as nest_of
-from .justification import Justification
+from .justification import Justification, fmt_amount
 from .memory import may_merge
 
 SPLITS_MAX = 20_000  # size tuples × kind splits enumerated per instruction
@@ -204,7 +204,7 @@ def _split_term(model, s, issue: dict, r_gpu: float, r_thread: float) -> Justifi
             f"{pts:,} points, each loading its own operands ({ops})"
             + (f", thread 0 also {beside:,.4g} accesses along other statements' own loops"
                if beside else "")
-            + f" — {total:,.4g} instructions in all at "
+            + f" — {fmt_amount(total, 'instructions')} in all at "
             f"{r_gpu:g} per cycle, {per_thread:,.4g} in one thread at {r_thread:g} per cycle; "
             "larger boxes would cost a thread more, smaller ones more loads")
     return Justification("Reuse", hw.ns(cycles), text,
