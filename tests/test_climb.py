@@ -144,20 +144,34 @@ def test_climb_option_is_checked():
             SearchOptions(climb=bad)
 
 
-def test_finish_from_here_climbs_below_the_persons_decisions(tmp_path):
-    """`Session.finish(climb=…)`: the witness adopted, then climbed — the
-    person's decisions stay, and the bound is at most the witness's."""
+def test_finish_from_here_climbs_below_the_persons_decisions(tmp_path, monkeypatch):
+    """`Session.finish(climb=…)`: the implementation a person following the
+    least child bound reaches (a random witness's bound was 5–9,000× the
+    start's on matmul 256), then climbed — the person's decisions stay, and
+    the bound is at most the descent's; where that descent meets a choice
+    with no live value, the witness instead."""
+    import random
+
+    from workbench.descent import least_bound_fixed
     from workbench.witness import adopt
     s = wb.Session(_root(m=64, n=64, k=32), target="h200", store=None)
     s.apply("dim_kind", ("d0",), "BLOCK")
     here = s.cand
-    w = s.witness(budget_s=10.0)
-    plain = s.bound(adopt(here, w)).value_ns
+    twin = random.Random()
+    twin.setstate(s._rng.getstate())  # the draws finish makes, made beside it
+    greedy = least_bound_fixed(here, twin, lambda c: s.bound(c).value_ns)
     fixed = s.finish(budget_s=10.0, climb=8)
     assert fixed.is_fixed and fixed.trail[:len(here.trail)] == here.trail
-    assert s.bound().value_ns <= plain
+    assert s.bound().value_ns <= s.bound(greedy).value_ns
+    assert s.witness(here, budget_s=0) is not None  # it proves the values it took
     s.undo()
     assert s.cand.digest() != fixed.digest()
+    # the fallback: the witness adopted
+    monkeypatch.setattr("workbench.descent.least_bound_fixed", lambda *a, **k: None)
+    s = wb.Session(_root(m=64, n=64, k=32), target="h200", store=None)
+    s.apply("dim_kind", ("d0",), "BLOCK")
+    w = s.witness(budget_s=10.0)
+    assert s.finish(budget_s=10.0).digest() == adopt(here, w).digest()
 
 
 def test_cli_climb_contract(tmp_path, capsys):

@@ -302,7 +302,7 @@ def test_proven_values_finish_and_explained_dead_ends(kernel):
     e.status.observe(lambda ch: said.append(ch["new"]), names="value")
     e.finish_b.click()
     assert e.session.cand.is_fixed and e.finish_b.disabled
-    assert any("finishing … looking for an implementation below" in x for x in said)
+    assert any("finishing … following the least child bound" in x for x in said)
     assert any("moves on the bound" in x for x in said)
     assert "finishing" not in e.status.value  # the last word is the fixed candidate's
 

@@ -25,7 +25,7 @@ from ._version import __version__
 from .candidate import Candidate, Choice, Decision, Pruning
 from .codegen import Generated, generate
 from .compare import Comparison, compare, compare_candidates
-from .descent import Descent, descend, random_fixed, space_stats
+from .descent import Descent, descend, least_bound_fixed, random_fixed, space_stats
 from .errors import (
     DeadEnd,
     InvalidDecision,
@@ -70,8 +70,8 @@ __all__ = [
     "SpaceSyntaxError", "WayOut", "WorkbenchError", "__version__", "bound", "choice_group",
     "choice_label", "choice_order", "compare", "compare_candidates", "data_dir",
     "decision_label", "descend", "evaluate", "explain", "explain_trail", "explore",
-    "find_witness", "generate", "get_backend", "kernels", "load_records", "load_space",
-    "lookahead", "measure_reference", "object_label", "poly", "random_fixed", "rank_choices",
-    "raw", "recipes", "register_backend", "register_order", "search", "smallest_explanation",
-    "space_stats", "volume", "ways_out", "witness",
+    "find_witness", "generate", "get_backend", "kernels", "least_bound_fixed", "load_records",
+    "load_space", "lookahead", "measure_reference", "object_label", "poly", "random_fixed",
+    "rank_choices", "raw", "recipes", "register_backend", "register_order", "search",
+    "smallest_explanation", "space_stats", "volume", "ways_out", "witness",
 ]

@@ -273,13 +273,36 @@ class Session:
 
     def finish(self, budget_s: float = 5.0, tries: int = 1, climb: int = 0,
                on_phase=None) -> Candidate:
-        """Adopt the current candidate's witness — with `tries` > 1, the one
-        of lowest bound among that many witnesses; with `climb`, then moved
-        that many times on the bound (`search.climb`: the person's decisions
-        stay) — so that its remaining decisions join the branch (each one a
-        step: undo walks back). `on_phase(text)` is told what it does next
-        (seconds each on the thesis's matmuls)."""
+        """Take the implementation a person reaches who always follows the
+        least child bound (`descent.least_bound_fixed`) — where that meets a
+        choice with no live value, the current candidate's witness instead,
+        with `tries` > 1 the one of lowest bound among that many —; with
+        `climb`, move it that many times on the bound (`search.climb`: the
+        person's decisions stay); its remaining decisions join the branch
+        (each one a step: undo walks back). `on_phase(text)` is told what it
+        does next (seconds each on the thesis's matmuls)."""
+        from .descent import least_bound_fixed
         said = on_phase or (lambda text: None)
+        said("following the least child bound down to an implementation")
+        fixed = least_bound_fixed(self.cand, self._rng, lambda c: self.bound(c).value_ns)
+        if fixed is None:
+            fixed = self._witness_fixed(budget_s, tries, said)
+        else:
+            self._remember(self.cand.digest(), fixed)  # it proves the values it took
+        if climb:
+            said(f"{climb} moves on the bound from it")
+            from .search.climb import climb as climb_bound
+            fixed = climb_bound(self.cand, fixed, lambda c: self.bound(c).value_ns, self._rng,
+                                steps=climb).candidate
+        steps = []
+        said(f"taking its {len(fixed.trail) - len(self.cand.trail)} decisions, one step each")
+        for d in fixed.trail[len(self.cand.trail):]:
+            steps.append((steps[-1] if steps else self.cand).decide(d))
+        return self._push(steps)
+
+    def _witness_fixed(self, budget_s: float, tries: int, said) -> Candidate:
+        """The current candidate's witness adopted (the least bound of
+        `tries`), for `finish`."""
         said("looking for an implementation below")
         w = self.witness(budget_s=budget_s)
         if w is None:
@@ -293,17 +316,7 @@ class Session:
             if other is not None and self.bound(other).value_ns < self.bound(w).value_ns:
                 w = other
                 self._remember(self.cand.digest(), w)
-        fixed = adopt(self.cand, w)
-        if climb:
-            said(f"{climb} moves on the bound from it")
-            from .search.climb import climb as climb_bound
-            fixed = climb_bound(self.cand, fixed, lambda c: self.bound(c).value_ns, self._rng,
-                                steps=climb).candidate
-        steps = []
-        said(f"taking its {len(fixed.trail) - len(self.cand.trail)} decisions, one step each")
-        for d in fixed.trail[len(self.cand.trail):]:
-            steps.append((steps[-1] if steps else self.cand).decide(d))
-        return self._push(steps)
+        return adopt(self.cand, w)
 
     def force_recipe(self, recipe: str, *, on_step=None, **options) -> Candidate:
         """Force a named recipe (`recipes.RECIPES`) on the current candidate,
