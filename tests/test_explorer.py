@@ -68,6 +68,10 @@ def test_fixed_candidate_code_run_timings_and_sparsity(kernel, tmp_path):
     s.new_branch("fixed", fixed)
     e = CandidateExplorer(s, backend="cpu")
     assert "__global__" in e.code_html.value and not e.run_b.disabled
+    g = wb.generate(fixed)  # the launch in words (it showed as a Python dict)
+    grid = " × ".join(f"{x:,}" for x in g.launch["grid"])
+    assert f"launch: a grid of {grid} blocks of" in e.code_html.value
+    assert "{'grid'" not in e.code_html.value
     rec = e.run_current()
     assert rec["status"] == "ok" and len(store.rows()) == 1
     figs = e.refresh_timings()

@@ -12,6 +12,19 @@ import threading
 from workbench.model.justification import fmt_time
 
 
+def _launch_text(launch: dict) -> str:
+    """The launch configuration in words (it showed as a Python dict)."""
+    dims = lambda xs: " × ".join(f"{x:,}" for x in xs)  # noqa: E731
+    words = [f"launch: a grid of {dims(launch['grid'])} blocks of {dims(launch['block'])} threads"]
+    if launch.get("shared_bytes"):
+        words.append(f"{launch['shared_bytes']:,} B of shared memory a block")
+    if launch.get("dynamic_shared_bytes"):
+        words.append(f"{launch['dynamic_shared_bytes']:,} B of it dynamic")
+    if launch.get("scratch_floats"):
+        words.append(f"{launch['scratch_floats'] * 4:,} B of global scratch")
+    return ", ".join(words)
+
+
 class CodePanel:
     def __init__(self, ex):
         import ipywidgets as w
@@ -63,7 +76,7 @@ class CodePanel:
             g = generate(cand)
             self._code[key] = (
                 f"<div style='font-size:11px;max-height:420px;overflow:auto'>"
-                f"{highlight_cuda(g.cuda)}</div><p>launch {g.launch}</p>")
+                f"{highlight_cuda(g.cuda)}</div><p>{html.escape(_launch_text(g.launch))}</p>")
             self._ask_ptxas(cand, g)
         self._show(key)
 
