@@ -43,8 +43,8 @@ from .sparsity_view import SparsityPanel
 from .timings_view import TimingsPanel
 from .why_view import WhyPanel
 
-# moves on the bound after Finish adopts a witness: 1.4-3.1 s more on matmul
-# 256 and 1024 (2026-11-28), the bound of the implementation taken 1.1-4x lower
+# moves on the bound after Finish reaches an implementation (when it adopted a
+# witness: 1.4-3.1 s more on matmul 256 and 1024, 2026-11-28, its bound 1.1-4x lower)
 FINISH_CLIMB = 16
 
 
@@ -117,8 +117,8 @@ class CandidateExplorer:
         self.reset_b = w.Button(description="Reset")
         self.branch_b = w.Button(description="Branch", icon="code-fork")
         self.finish_b = w.Button(description="Finish from here", icon="flag-checkered",
-                                 tooltip="take the decisions of the implementation below "
-                                         "this candidate of lowest bound among 3 witnesses, "
+                                 tooltip="take, at each remaining choice, the value of "
+                                         "least child bound (a witness where none is live), "
                                          f"then {FINISH_CLIMB} moves on the bound (search.climb)")
         self.finish_b.on_click(lambda _: self.finish())
         # manual forcing of a whole recipe (workbench.recipes): the structure a
