@@ -302,7 +302,7 @@ class CandidateExplorer:
         t0 = time.perf_counter()
         t_click, self._t_click = self._t_click or t0, None
         s, cand = self.session, self.session.cand
-        s.bound()
+        s.bound()  # in the time the status line reports (it reads the cached one)
         kernel = cand.problem.root_problem.kernel
         menu = TITLES.get(kernel.spec().get("builder"), kernel.name)  # as the picker says it
         shown = html.escape(menu) + ("" if menu.startswith(kernel.name) else

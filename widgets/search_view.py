@@ -141,7 +141,7 @@ class SearchProgress:
         fails = (summary or {}).get("descent_failures") or {}
         extra = [f"{plural(v, 'descent')} {_FAILED.get(k, f'stopped: {k}')}"
                  for k, v in fails.items() if v]
-        words = (f"<b>{self.state}</b>: {n} evaluation{'s' * (n != 1)}, best "
+        words = (f"<b>{self.state}</b>: {plural(n, 'evaluation')}, best "
                  f"{fmt_time(best) if best else '— (nothing measured)'}")
         if self.counts:
             words += f" · {html.escape(self._counts_text())}"
@@ -301,7 +301,7 @@ class SearchPanel:
             counts = self.view._counts_text() if self.view is not None else ""
             self.message.value = (
                 "nothing to adopt: no evaluation measured a time yet"
-                f" ({n} evaluation{'s' * (n != 1)}{': ' + html.escape(counts) if counts else ''})")
+                f" ({plural(n, 'evaluation')}{': ' + html.escape(counts) if counts else ''})")
             return None
         session = self._ex.session
         names = {b.name for b in session.branches}

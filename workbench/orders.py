@@ -44,6 +44,7 @@ from typing import Callable, Protocol, runtime_checkable
 
 from .candidate import Candidate, Choice, as_objects
 from .errors import WorkbenchError
+from .kernels import is_loop_nest
 
 THESIS_ORDER = ("size", "dim_kind", "thread_mapping", "dim_map", "mem_space", "padding", "order",
                 "cache")
@@ -111,7 +112,7 @@ class OuterStripFirst(FixedOrder):
         super().__init__(fallback, label)
 
     def next(self, cand: Candidate, *, target=None, parent=None, rng=None) -> Choice | None:
-        if cand.kernel.space != "gpu":  # a basic block has no strips: the fixed order
+        if not is_loop_nest(cand.kernel):  # a basic block has no strips: the fixed order
             return super().next(cand, target=target, parent=parent, rng=rng)
         labels = cand.kernel._cache.get("order_outer_labels")
         if labels is None:
@@ -147,7 +148,7 @@ class ComputeFirst(FixedOrder):
         super().__init__(names, label)
 
     def next(self, cand: Candidate, *, target=None, parent=None, rng=None) -> Choice | None:
-        if cand.kernel.space != "gpu":  # a basic block's statements have no points
+        if not is_loop_nest(cand.kernel):  # a basic block's statements have no points
             return super().next(cand, target=target, parent=parent, rng=rng)
         points = _points(cand.kernel)
         best, best_key = None, None

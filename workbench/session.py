@@ -284,7 +284,8 @@ class Session:
         from .descent import least_bound_fixed
         said = on_phase or (lambda text: None)
         said("following the least child bound down to an implementation")
-        fixed = least_bound_fixed(self.cand, self._rng, lambda c: self.bound(c).value_ns)
+        bound_ns = lambda c: self.bound(c).value_ns  # noqa: E731
+        fixed = least_bound_fixed(self.cand, self._rng, bound_ns)
         if fixed is None:
             fixed = self._witness_fixed(budget_s, tries, said)
         else:
@@ -292,8 +293,7 @@ class Session:
         if climb:
             said(f"{climb} moves on the bound from it")
             from .search.climb import climb as climb_bound
-            fixed = climb_bound(self.cand, fixed, lambda c: self.bound(c).value_ns, self._rng,
-                                steps=climb).candidate
+            fixed = climb_bound(self.cand, fixed, bound_ns, self._rng, steps=climb).candidate
         steps = []
         said(f"taking its {len(fixed.trail) - len(self.cand.trail)} decisions, one step each")
         for d in fixed.trail[len(self.cand.trail):]:

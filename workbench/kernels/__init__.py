@@ -62,10 +62,16 @@ def from_spec(spec: dict):
         raise WorkbenchError(f"kernel spec {str(spec)[:200]}: {exc}") from None
 
 
+def is_loop_nest(kernel) -> bool:
+    """Whether `kernel` is a loop nest of the GPU space, not a chapter-2
+    basic block (which has no loops, arrays or code)."""
+    return getattr(kernel, "space", None) != BasicBlock.space
+
+
 def require_loop_nest(kernel, what: str) -> None:
     """Refuse a chapter-2 basic block where `what` needs a loop-nest kernel
     of the GPU space (code to generate, inputs to draw, arrays to read)."""
-    if getattr(kernel, "space", None) == BasicBlock.space:
+    if not is_loop_nest(kernel):
         raise WorkbenchError(
             f"{what} needs a loop-nest kernel (axpy, matmul, strided_matmul, batched_matmul, "
             "reuse_matmul); a basic block (thesis ch. 2) has no code to generate or run: "
@@ -107,6 +113,7 @@ __all__ = [
     "from_spec",
     "matmul",
     "random_basic_block",
+    "is_loop_nest",
     "register",
     "require_loop_nest",
     "reuse_matmul",

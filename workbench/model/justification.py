@@ -165,17 +165,17 @@ def parallelism_node(hw: Hardware, level: str, inner: Justification, eta_min: in
                      eta_lcm: int, mu_max: float, value_ns: float) -> Justification:
     unit = "thread" if level == "block" else "block"
     share = eta_min / eta_lcm if eta_lcm else 1.0
+    least = f"η_min = {eta_min:,} {unit}{'' if eta_min == 1 else 's'}"
     # one number, not the fraction: η_lcm can reach 2^60 (a product of sizes)
     if mu_max == float("inf"):  # all at once: the level below's share alone
         text = (f"the {level_name(hw, level)} level runs its {unit}s all at once (no limit "
                 f"on how many): at least η_min/η_lcm = {share:.3g} of the level below "
-                f"(η_min = {eta_min:,} {unit}{'' if eta_min == 1 else 's'})")
+                f"({least})")
     else:
         rounds = share * -(-eta_lcm // mu_max)
         text = (f"the {level_name(hw, level)} level runs its {unit}s in at least "
                 f"η_min/η_lcm · ⌈η_lcm/μ_max⌉ = {rounds:.3g} rounds of the level below "
-                f"(η_min = {eta_min:,} {unit}{'' if eta_min == 1 else 's'}, at most "
-                f"{int(mu_max):,} at once)")
+                f"({least}, at most {int(mu_max):,} at once)")
     return Justification("ParallelismLevel", value_ns, text,
                          {"level": level, "eta_min": eta_min, "eta_lcm": eta_lcm,
                           "mu_max": mu_max}, [inner])

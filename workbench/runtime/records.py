@@ -145,16 +145,6 @@ _CHECKED: dict[tuple, tuple[int, int]] = {}
 _KEYS = frozenset(f.name for f in _FIELDS) - {"extra"}
 
 
-def _whole_record(line: bytes) -> bool:
-    """Whether a last line without its newline is a whole record of this
-    schema (a writer killed mid-line leaves a prefix that does not parse)."""
-    try:
-        row = json.loads(line)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return False
-    return isinstance(row, dict) and row.get("schema") == SCHEMA
-
-
 @runtime_checkable
 class Store(Protocol):
     """Where records go: `append` (records, or dicts of the stored form),
@@ -246,8 +236,8 @@ class RecordStore:
             if line.strip():
                 self._check_line(line, n)
         tail = data[nl + 1:]
-        if tail and _whole_record(tail):  # only its newline is missing (an editor's
-            os.write(fd, b"\n")           # save): completed, never cut
+        if tail and self._is_record(tail):  # only its newline is missing (an editor's
+            os.write(fd, b"\n")             # save): completed, never cut
             lines.append(tail)
             nl = len(data)
         elif tail:
@@ -265,6 +255,15 @@ class RecordStore:
             got = row.get("schema") if isinstance(row, dict) else type(row).__name__
             raise WorkbenchError(f"{where}: not a record store of schema {SCHEMA!r} (a line "
                                  f"of schema {got!r}); nothing was written to it")
+
+    def _is_record(self, line: bytes) -> bool:
+        """Whether `_check_line` takes `line` (a writer killed mid-line
+        leaves a prefix that does not parse)."""
+        try:
+            self._check_line(line, 0)
+        except WorkbenchError:
+            return False
+        return True
 
     def _set_aside(self, fd: int, tail: bytes, cut: int, had_line: bool) -> None:
         """A last line without its newline: a writer killed while writing."""
