@@ -192,3 +192,33 @@ def test_joint_search_past_its_budget_falls_back(monkeypatch):
     finally:
         tl._supports.cache_clear()
         tl._feasible.cache_clear()
+
+
+def test_the_roots_pair_check_removes_only_dead_ends(monkeypatch):
+    """At the picker's default axpy size (n = 2^20) the root offered 44
+    thread mappings of two strips of n in distinct hardware dimensions,
+    each a dead end at once: together they hold at most 1,024 · 4 of its
+    points (`thread_levels.shave`). Without the pair check they are back,
+    each a dead end; no other value goes; and random-order descents of the
+    unshaved root replay on the shaved one with domains no larger, their
+    implementations to the same digests."""
+    import workbench.candidate as candidate
+    kernel = wb.kernels.axpy(2 ** 20)
+    shaved = wb.Candidate.root(kernel)
+    with monkeypatch.context() as m:
+        m.setattr(candidate, "shave", lambda problem, st: [])
+        plain = wb.Candidate.root(kernel, prune=lambda kernel: ())  # out of the root cache
+    kept = {(ch.name, ch.objects): set(ch.values) for ch in shaved.choices(include_fixed=True)}
+    gone = []
+    for ch in plain.choices():
+        assert kept[(ch.name, ch.objects)] <= set(ch.values)
+        gone += [(ch, v) for v in ch.values if v not in kept[(ch.name, ch.objects)]]
+    assert len(gone) == 44 and {ch.name for ch, _ in gone} == {"thread_mapping"}
+    for ch, v in gone:
+        with pytest.raises(wb.DeadEnd):
+            plain.apply(ch.name, ch.objects, v)
+
+    def replay(trail):
+        return wb.Candidate.replay(kernel, trail)
+    starts, _ = stronger_along_random_paths(plain, replay, random.Random(2))
+    assert witnesses_replay([plain, *starts], replay, budget_s=10) >= 2

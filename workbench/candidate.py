@@ -29,6 +29,7 @@ from .space.propagators import (
     status,
 )
 from .space.space import Space, load_space
+from .space.thread_levels import shave
 
 FORMAT = "workbench.candidate/1"
 
@@ -249,6 +250,10 @@ class Candidate:
                     st.put(v, dom & ~removed, EXTRA)
                     problem.extra_reason[problem.keys[v]] = reason
             problem, st, history = settle(problem, st, range(len(problem.instances)))
+            while written := shave(problem, st):  # the root's pair check (thread_levels)
+                problem, st, more = settle(problem, st,
+                                           [j for v in written for j in decision_start(st, v)])
+                history += more
             root = cls(problem, st.tables, (), st.log, history, pack_sat(st.sat))
             base._root_candidate = root  # for root_candidate() once the cache let it go
             per_kernel[key] = root
