@@ -154,6 +154,11 @@ def test_report_only_rebounds_without_rewriting(dry_run, tmp_path):
     assert report_only(folder)["soundness_now"] == s["soundness_now"]
     with pytest.raises(wb.WorkbenchError, match="no records.jsonl"):
         report_only(tmp_path / "nothing")
+    # an edited campaign.json: an error naming it (it was a KeyError, exit 1)
+    for bad in ([], {"stages": 3}, {"stages": {"search": "done"}}):
+        (folder / "campaign.json").write_text(json.dumps(bad))
+        with pytest.raises(wb.WorkbenchError, match="not a campaign state"):
+            report_only(folder)
 
 
 def test_redrawn_pools_the_later_models_figures(dry_run, monkeypatch, tmp_path):

@@ -81,6 +81,24 @@ def test_explain_names_the_culprits(tmp_path, capsys):
     assert r.returncode != 0 and "Traceback" not in r.stderr
 
 
+def test_explain_checks_a_saved_digest(tmp_path, capsys):
+    """A saved candidate whose trail replays to other domains than it was
+    saved with is an error naming the digest, as for `run` and `codegen`;
+    --allow-other-kernel explains it with a warning."""
+    root = wb.Candidate.root(wb.kernels.build_kernel("matmul", {"m": 16, "n": 16, "k": 8}))
+    ch = root.choices()[0]
+    doc = json.loads(root.apply(ch.name, ch.objects, ch.values[0]).to_json())
+    f = tmp_path / "trail.json"
+    args = ["explain", "--kernel", "matmul", "--sizes", "m=16,n=16,k=8", "--trail", str(f),
+            "--choice", f"{ch.name}:{','.join(ch.objects)}"]
+    f.write_text(json.dumps({**doc, "digest": "0" * 64}))
+    r = run(*args)
+    assert r.returncode == 2 and "digest" in r.stderr and "Traceback" not in r.stderr
+    r = run(*args, "--allow-other-kernel")
+    assert "warning: --allow-other-kernel" in r.stderr and "digest" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
 def test_space_stats_from_a_trail(tmp_path, capsys):
     """`space-stats --trail` descends from that candidate (docs/cli.md)."""
     k = wb.kernels.random_basic_block(8, seed=3)

@@ -12,6 +12,10 @@ from __future__ import annotations
 
 import json
 
+# log axes label their 2s and 5s in full: by default plotly writes a tick
+# "2" or "5" between "1k" and "10k", read as 2 or 5 µs
+LOG_LABELS = {"xaxis_minorloglabels": "complete", "yaxis_minorloglabels": "complete"}
+
 
 def figure_output(fig):
     """An Output widget showing the plotly figure `fig` (kept as its
@@ -28,4 +32,4 @@ def figure_output(fig):
     return out
 
 
-__all__ = ["figure_output"]
+__all__ = ["LOG_LABELS", "figure_output"]

@@ -36,7 +36,8 @@ class SearchProgress:
         self.title = title
         self.figure = go.FigureWidget(layout={
             "title": title, "xaxis_title": "evaluations", "yaxis_title": "time (µs)",
-            "yaxis_type": "log", "height": 360, "margin": {"l": 60, "r": 20, "t": 40, "b": 40}})
+            "yaxis_type": "log", "yaxis_minorloglabels": "complete", "height": 360,
+            "margin": {"l": 60, "r": 20, "t": 40, "b": 40}})
         with self.figure.batch_update():
             self.figure.add_scatter(name="measured", mode="markers", x=[], y=[],
                                     marker={"size": 5, "color": "#888"})

@@ -83,17 +83,23 @@ def replay_trail_file(root: Candidate, path, space=None, prune=None,
     Candidate.to_json() must be for that kernel and space (and replay to its
     digest) unless `allow_other`, which says on stderr what differs; a bare
     list of decisions carries no identity and is replayed as it is."""
-    from .validate import check_digest
     data, trail, diff = read_trail_file(root, path, allow_other)
     cand = Candidate.replay(root.problem.root_problem.kernel, trail, space, prune)
     if not diff and prune is None:
-        try:
-            check_digest(data, cand)
-        except WorkbenchError as exc:
-            if not allow_other:
-                raise
-            print(f"warning: --allow-other-kernel: {exc}", file=sys.stderr)
+        check_replayed(data, cand, allow_other)
     return cand
+
+
+def check_replayed(data, cand: Candidate, allow_other: bool) -> None:
+    """A trail document's saved digest against the candidate it replayed to:
+    an error, or with `allow_other` a warning on stderr."""
+    from .validate import check_digest
+    try:
+        check_digest(data, cand)
+    except WorkbenchError as exc:
+        if not allow_other:
+            raise
+        print(f"warning: --allow-other-kernel: {exc}", file=sys.stderr)
 
 
 def read_trail_file(root: Candidate, path, allow_other: bool = False):
@@ -243,7 +249,7 @@ def _explain_args(p) -> None:
 def cmd_explain(args) -> int:
     from .explain import describe, explain_trail, replay, ways_out
     root = load_candidate(argparse.Namespace(**{**vars(args), "trail": None}))
-    _, trail, _ = read_trail_file(root, args.trail, args.allow_other_kernel)
+    data, trail, diff = read_trail_file(root, args.trail, args.allow_other_kernel)
     choice = None
     if args.choice:
         name, sep, objs = args.choice.partition(":")
@@ -251,6 +257,8 @@ def cmd_explain(args) -> int:
             raise WorkbenchError(f"--choice: expected NAME:OBJ1,OBJ2, got {args.choice!r}")
         choice = (name, tuple(o for o in objs.split(",") if o))
     replayed = replay(root, trail)  # once: the explanation and the ways out share it
+    if replayed[1] is None and not diff:  # it replays: to what it was saved with?
+        check_replayed(data, replayed[0][-1], args.allow_other_kernel)
     ex = explain_trail(root.problem.root_problem.kernel, trail, space=root.space,
                        choice=choice, replayed=replayed)
     outs = (ways_out(ex.cand, ex, prefixes=replayed[0]) if args.ways_out and ex.verified
@@ -690,9 +698,11 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(f"{self.prog}: {message}")
 
 
-# what a user did wrong, by exception type: the `kind` of a --json error
+# what a user did wrong, by exception type: the `kind` of a --json error (a
+# KeyError is ours: input documents are checked where they are read, and a
+# missing key said as the WorkbenchError naming it)
 _INPUT_ERRORS = (WorkbenchError, OSError, json.JSONDecodeError, UnicodeDecodeError,
-                 RecursionError, KeyError, _UsageError)
+                 RecursionError, _UsageError)
 
 
 def _kind(exc: BaseException) -> str:
@@ -706,8 +716,6 @@ def _kind(exc: BaseException) -> str:
         return "format"
     if isinstance(exc, RecursionError):
         return "too_deep"
-    if isinstance(exc, KeyError):
-        return "missing_key"
     return "internal"
 
 

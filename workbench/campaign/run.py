@@ -525,10 +525,22 @@ def report_only(out: Path, target: str | None = None) -> dict:
     if target is not None:
         load_target(target)  # a misspelt table: an error, not a report replaying nothing
     state_path = out / "campaign.json"
-    state = read_json_document(state_path, "campaign state") if state_path.exists() else {}
+    state = read_state(state_path) if state_path.exists() else {}
     summary = write_report(out, state, rebound=target or True)
     summary["out"] = str(out)
     return summary
+
+
+def read_state(path: Path) -> dict:
+    """A campaign.json: an object whose `stages`, when there, is an object of
+    objects (an edited or foreign file is an error naming it, not a KeyError
+    halfway through a resumed campaign)."""
+    state = read_json_document(path, "campaign state")
+    stages = state.setdefault("stages", {}) if isinstance(state, dict) else None
+    if not isinstance(stages, dict) or not all(isinstance(v, dict) for v in stages.values()):
+        raise WorkbenchError(f"{path}: not a campaign state (an object whose \"stages\" maps "
+                             "each stage to an object)")
+    return state
 
 
 def default_out(backend) -> Path:
@@ -548,7 +560,7 @@ def run_campaign(options: CampaignOptions | None = None, **changes) -> dict:
     camp = Campaign(o, out, be, be.device, RecordStore(out / "records.jsonl"),
                     time.monotonic() + o.minutes * 60)
     if camp.state_path.exists():
-        camp.state = read_json_document(camp.state_path, "campaign state")
+        camp.state = read_state(camp.state_path)
         camp.state.setdefault("runs", []).append(_dt.datetime.now(_dt.timezone.utc).isoformat())
     else:
         camp.state = {"device": be.device, "backend": be.name, "quick": o.quick,
