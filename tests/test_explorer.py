@@ -3,6 +3,7 @@ objects, assertions read the session and the panels' data."""
 
 from __future__ import annotations
 
+import json
 import random
 import re
 
@@ -557,3 +558,34 @@ def test_switching_the_target_relabels_every_value(kernel):
                     assert fmt_time(want[v["v"]], 4) in v["text"], (target, v)
     finally:
         e.close()
+
+
+def test_the_picker_opens_a_saved_state_that_no_longer_matches(tmp_path, monkeypatch):
+    """A saved explorer state whose decisions replay to other domains (the
+    propagation grew stronger since: the root's pair check changed axpy's
+    roots) opens with its decisions, and the picker says so; one that no
+    longer replays is moved aside, never deleted, and the kernel opens at
+    its root. Before, the kernel could not be opened at all."""
+    from widgets.picker import KernelPicker, state_path
+    monkeypatch.setenv("WORKBENCH_DATA", str(tmp_path))
+    kernel = wb.kernels.axpy(1024)
+    path = state_path(kernel)
+    s = wb.Session(wb.Candidate.root(kernel), path=path, store=None)
+    ch = s.cand.choices()[0]
+    s.apply(ch.name, ch.objects, ch.values[-1])
+    saved = json.loads(path.read_text())
+    saved["branches"][0]["digest"] = "0" * 64
+    path.write_text(json.dumps(saved))
+    with pytest.raises(wb.WorkbenchError, match="other domains"):
+        wb.Session.load(path, store=None)  # strict by default
+    p = KernelPicker("axpy", {"n": 1024}, store=None, lookahead="off", backend="cpu")
+    e = p.open()
+    assert e is not None and len(e.session.cand.trail) == 1
+    assert "replay to other domains" in p.note.value
+    saved["branches"][0]["trail"][0]["choice"] = "no_such_choice"
+    path.write_text(json.dumps(saved))
+    e = p.open()
+    aside = path.with_name(path.name + ".unreadable")
+    assert json.loads(aside.read_text()) == saved  # kept as it was
+    assert e is not None and not e.session.cand.trail and "kept as" in p.note.value
+    assert str(aside.name) in p.note.value

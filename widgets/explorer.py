@@ -410,6 +410,13 @@ _STYLE = """<style>
 .wb-explorer .wb-grids > * { grid-area: 1 / 1; }
 .wb-explorer .wb-grids .wb-grids-note { align-self: start; padding: 8px; color: #666; }
 .wb-explorer .wb-grids .js-plotly-plot { background: white; position: relative; z-index: 1; }
+/* a figure takes its tab's width, never more: plotly draws one at 700 px where
+   it cannot measure its place, and one drawn wide kept a narrowed tab wide */
+.wb-explorer .jupyter-widget-TabPanel, .wb-explorer .widget-tab-contents,
+.wb-explorer .widget-tab-contents *:has(> .js-plotly-plot),
+.wb-explorer .widget-output, .wb-explorer .jp-OutputArea-child,
+.wb-explorer .jp-OutputArea-output { min-width: 0; max-width: 100%; }
+.wb-explorer .js-plotly-plot { max-width: 100%; overflow: hidden; }
 """ + SPIN_CSS + "</style>"
 
 

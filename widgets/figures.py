@@ -11,10 +11,36 @@ in place (the Domains grids, the Search progress) stay FigureWidgets."""
 from __future__ import annotations
 
 import json
+import math
 
-# log axes label their 2s and 5s in full: by default plotly writes a tick
-# "2" or "5" between "1k" and "10k", read as 2 or 5 µs
-LOG_LABELS = {"xaxis_minorloglabels": "complete", "yaxis_minorloglabels": "complete"}
+
+def log_ticks(values) -> dict:
+    """Tick values and full labels for a log axis over `values` (positive
+    ones count): every digit within half a decade, 1, 2, 5 a decade up to
+    2.5 decades, then every decade, then every other. Plotly's own labels
+    its minor ticks with one digit ("5", "2" between "1k" and "10k", read
+    as 5 µs), and its "complete" labels write every digit until they
+    overlap ("0.91", "90100")."""
+    vs = [float(v) for v in values if v is not None and math.isfinite(v) and v > 0]
+    if not vs:
+        return {}
+    lo, hi = min(vs), max(vs)
+    first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    span = math.log10(hi / lo)
+    mantissas = ((1, 1.5, 2, 3, 4, 5, 6, 7, 8, 9) if span < 0.5 else
+                 (1, 2, 5) if span <= 2.5 else (1,))
+    step = 1 if span <= 7 else 2
+    ticks = [m * 10.0 ** e for e in range(first, last + 1, step) for m in mantissas]
+    ticks = [t for t in ticks if lo / 1.5 <= t <= hi * 1.5] or [10.0 ** round(math.log10(lo))]
+    return {"tickmode": "array", "tickvals": ticks, "ticktext": [_short(t) for t in ticks]}
+
+
+def _short(x: float) -> str:
+    """2, 0.5, 20k, 1.5M: a tick's value in few characters."""
+    for scale, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if x >= scale:
+            return f"{x / scale:g}{unit}"
+    return f"{x:.3g}"
 
 
 def figure_output(fig):
@@ -27,9 +53,9 @@ def figure_output(fig):
     spec = json.loads(pio.to_json(fig, validate=False))
     out.outputs = ({"output_type": "display_data", "metadata": {},
                     "data": {"application/vnd.plotly.v1+json": {
-                        **spec, "config": {"displaylogo": False}},
+                        **spec, "config": {"displaylogo": False, "responsive": True}},
                         "text/plain": f"<figure: {fig.layout.title.text or ''}>"}},)
     return out
 
 
-__all__ = ["LOG_LABELS", "figure_output"]
+__all__ = ["figure_output", "log_ticks"]

@@ -104,13 +104,15 @@ class KernelPicker:
                 old.close()
             kernel = getattr(wb.kernels, name)(**sizes)
             path = state_path(kernel) if self.autosave else None
-            if path is not None and path.exists():
-                session = wb.Session.load(path, store=self.store)
-            else:
-                session = wb.Session(wb.Candidate.root(kernel), path=path, store=self.store)
+            session, said = self._session(kernel, path), ""
+            if session is None:  # the saved state was set aside: said, and a fresh start
+                session, said = wb.Session(wb.Candidate.root(kernel), path=path,
+                                           store=self.store), self._aside
+            said = "; ".join([said, *session.load_notes][not said:])
             self.explorer = wb.explore(session, **self.options)
             self.holder.children = (self.explorer.widget,)
-            self.note.value = ""
+            self.note.value = (f"<span style='color:#a60'>{html.escape(said)}</span>"
+                               if said else "")
         except wb.WorkbenchError as exc:  # a person reads the message, not a traceback
             self.note.value = (f"<span style='color:#b00'>could not open {html.escape(label)}: "
                                f"{html.escape(str(exc))}</span>")
@@ -119,6 +121,27 @@ class KernelPicker:
         if self.on_open is not None and self.explorer is not None:
             self.on_open(self.explorer)
         return self.explorer
+
+    def _session(self, kernel, path):
+        """The saved explorer state of `kernel` at `path` (None there: a new
+        session), or None when it no longer replays: then the file is moved
+        aside, never deleted, and `_aside` says where. A state whose
+        decisions replay to other domains (stronger propagation since) opens
+        with its decisions, said in the session's `load_notes`."""
+        if path is None or not path.exists():
+            return wb.Session(wb.Candidate.root(kernel), path=path, store=self.store)
+        try:
+            return wb.Session.load(path, store=self.store, strict=False)
+        except wb.WorkbenchError as exc:
+            aside = path.with_name(f"{path.name}.unreadable")
+            n = 1
+            while aside.exists():
+                n += 1
+                aside = path.with_name(f"{path.name}.unreadable{n}")
+            path.replace(aside)
+            self._aside = (f"the saved explorer state could not be opened ({exc}); it is kept "
+                           f"as {aside.name}, and this opens at the root")
+            return None
 
     def _ipython_display_(self):
         from IPython.display import display

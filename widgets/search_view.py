@@ -15,6 +15,8 @@ import threading
 from workbench.model.justification import fmt_time
 from workbench.names import plural
 
+from .figures import log_ticks
+
 # why a rollout reached no implementation (`Search.failures`), in words
 _FAILED = {"constraints": "ran into a dead end", "model": "found only values bounded past "
            "the best", "error": "failed with an error"}
@@ -36,8 +38,11 @@ class SearchProgress:
         self.title = title
         self.figure = go.FigureWidget(layout={
             "title": title, "xaxis_title": "evaluations", "yaxis_title": "time (µs)",
-            "yaxis_type": "log", "yaxis_minorloglabels": "complete", "height": 360,
+            "yaxis_type": "log", "height": 360,
             "margin": {"l": 60, "r": 20, "t": 40, "b": 40}})
+        # the width of its tab, following the window (drawn at plotly's 700 px
+        # default, it hung 142 px out of a 1,280 px page's tab)
+        self.figure._config = {"responsive": True, "displaylogo": False}
         with self.figure.batch_update():
             self.figure.add_scatter(name="measured", mode="markers", x=[], y=[],
                                     marker={"size": 5, "color": "#888"})
@@ -91,6 +96,9 @@ class SearchProgress:
             if ev.get("best_ns"):
                 best.x = (*best.x, n)
                 best.y = (*best.y, ev["best_ns"] / 1e3)
+            self.figure.layout.yaxis.update(log_ticks((*measured.y, *bound.y, *best.y)))
+            if self.figure.layout.autosize is None:  # drawn by now: measure the tab
+                self.figure.layout.autosize = True
             if any(e.get("median_ns") for e in self.events):
                 self.figure.layout.annotations = []
             else:

@@ -22,7 +22,7 @@ import numpy as np
 
 from workbench.model.justification import fmt_time
 
-from .figures import LOG_LABELS, figure_output
+from .figures import figure_output, log_ticks
 
 
 def _references(df) -> dict:
@@ -94,7 +94,7 @@ def _timing_figures(df, make, refs: dict | None = None) -> list:
     scatter = make(layout={"height": 330, "margin": {"l": 50, "r": 10, "t": 40, "b": 40},
                            "title": "bound against measured", "xaxis_title": "bound (µs)",
                            "yaxis_title": "measured (µs)", "xaxis_type": "log",
-                           "yaxis_type": "log", **LOG_LABELS})
+                           "yaxis_type": "log"})
     digests = ok["digest"].astype(str).str[:10].to_numpy() if "digest" in ok else None
     if "origin" in ok:  # GPU records: random draws, searches and recipes apart
         from workbench.campaign.report import ORIGINS
@@ -124,13 +124,15 @@ def _timing_figures(df, make, refs: dict | None = None) -> list:
     for name, ns in refs.items():
         scatter.add_scatter(x=[lo, hi], y=[ns / 1e3] * 2, mode="lines", name=name,
                             line={"dash": "dash", "color": "#444"})
+    scatter.update_xaxes(log_ticks([lo, hi]))
+    scatter.update_yaxes(log_ticks([lo, hi, *(ns / 1e3 for ns in refs.values())]))
     ratio = np.sort(y / x) if len(ok) else np.array([])
     cdf = make(layout={"height": 260, "title": "CDF of measured / bound",
                        "xaxis_type": "log", "xaxis_title": "measured / bound",
-                       "xaxis_minorloglabels": "complete",
                        "margin": {"l": 50, "r": 10, "t": 40, "b": 40}})
     cdf.add_scatter(x=ratio, y=np.arange(1, len(ratio) + 1) / max(len(ratio), 1),
                     mode="lines+markers", line={"shape": "hv"}, name="implementations")
+    cdf.update_xaxes(log_ticks(ratio))
     times = np.where(df["status"].to_numpy() == "ok",
                      df["median_ns"].astype(float).fillna(np.inf).to_numpy(), np.inf)
     best = np.minimum.accumulate(times[df["status"].to_numpy() != "reference"]) / 1e3

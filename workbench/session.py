@@ -78,6 +78,7 @@ class Session:
         self._snapshot()  # what a failed autosave goes back to
         self._witness: dict = {}  # digest -> witness, or None once proven empty
         self._known: list = []  # recent witnesses, reused for any candidate they extend
+        self.load_notes: list[str] = []  # what `load(strict=False)` let pass, in words
         self._status: dict = {}  # (digest, choice, objects, value) -> (status, witness)
         self._rng = random.Random(0)
 
@@ -491,10 +492,14 @@ class Session:
         self.current = current
 
     @classmethod
-    def load(cls, path: str | Path, store="default", autosave: bool = True) -> Session:
+    def load(cls, path: str | Path, store="default", autosave: bool = True, *,
+             strict: bool = True) -> Session:
         """A saved session, every field checked: the kernel spec and the
         space and target names (among the project's own), each branch's
-        name, trail, position and the digest its trail must replay to."""
+        name, trail, position and the digest its trail must replay to.
+        `strict=False` (the explorer's picker): a branch whose decisions all
+        replay but to other domains — propagation grew stronger since it was
+        saved — is kept, said in `load_notes`; its decisions are the record."""
         from . import kernels
         from .validate import read_json_document, space_name, target_name
         data = read_json_document(path, "explorer state")
@@ -511,7 +516,7 @@ class Session:
             raise WorkbenchError(f"{path}: {exc}") from None
         root = Candidate.root(kernel, space)
         s = cls(root, target, path if autosave else None, store)
-        s.branches = []
+        s.branches, notes = [], []
         for b in branches:
             try:
                 hist = s._prefixes(b["trail"])
@@ -519,10 +524,14 @@ class Session:
                 raise WorkbenchError(f"{path}: branch {b['name']!r} no longer replays: {exc}"
                                      ) from None
             if "digest" in b and hist[-1].digest() != b["digest"]:
-                raise WorkbenchError(f"{path}: branch {b['name']!r} replays to other domains "
-                                     "than it was saved with: the kernel "
-                                     f"({_spec_line(data['kernel'])}), the space or the trail "
-                                     "were edited since")
+                if strict:
+                    raise WorkbenchError(f"{path}: branch {b['name']!r} replays to other domains "
+                                         "than it was saved with: the kernel "
+                                         f"({_spec_line(data['kernel'])}), the space or the "
+                                         "trail were edited since")
+                notes.append(f"branch {b['name']!r}: its {len(hist) - 1} decisions replay to "
+                             "other domains than they were saved with (the space or its "
+                             "propagation changed since); kept as they replay now")
             pos = b.get("pos", len(hist) - 1)
             if not isinstance(pos, int) or isinstance(pos, bool) or not 0 <= pos < len(hist):
                 raise WorkbenchError(f"{path}: branch {b['name']!r}: pos must be a step from 0 "
@@ -534,6 +543,7 @@ class Session:
             raise WorkbenchError(f"{path}: current must be a branch from 0 to "
                                  f"{len(s.branches) - 1}, got {current!r}")
         s.current = current
+        s.load_notes = notes
         s._snapshot()
         return s
 
