@@ -510,8 +510,9 @@ def shave(problem, st) -> list:
     clauses and `run` left 44 such values at the root, each a dead end at
     once: two strips of n in distinct hardware dimensions hold at most
     1,024 · 4 of its 2^20 points. Sound as `run` is; root only, since it tests
-    every pair (about 40 ms on matmul's 30 dimensions, where a decision's
-    whole propagation takes a few). Returns the variables it wrote."""
+    every pair (+25 to +112 ms on matmul's roots, benchmarks/bench_root.py,
+    where a decision's whole propagation takes a few ms). Returns the
+    variables it wrote."""
     for j in problem.lazy:
         inst = problem.instances[j]
         if isinstance(inst, ThreadLevels):
