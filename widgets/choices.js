@@ -91,5 +91,36 @@ function render({ model, el }) {
   model.on('change:rows', redraw);
   model.on('change:note', redraw);
   draw();
+  return followTabs(el);
+}
+
+// Plotly's `responsive` figures resize on a window resize only; a tab shown
+// (a figure drawn while hidden is 700 px wide) or a narrowed column is not one.
+// So: when a tab panel of this explorer changes width, one window resize event.
+function followTabs(el) {
+  let ex = null, timer = null, poll = null;
+  const widths = new WeakMap();
+  const ro = new ResizeObserver((entries) => {
+    let moved = false;
+    for (const e of entries) {
+      const w = Math.round(e.contentRect.width);
+      if (widths.get(e.target) !== w) { widths.set(e.target, w); moved = true; }
+    }
+    if (!moved) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => window.dispatchEvent(new Event('resize')), 120);
+  });
+  // the tab panels render after this column: look for them a while
+  const look = (n) => {
+    ex = ex || el.closest('.wb-explorer');
+    if (ex) {
+      for (const p of ex.querySelectorAll('.widget-tab-contents > *')) {
+        if (!widths.has(p)) { widths.set(p, -1); ro.observe(p); }
+      }
+    }
+    if (n > 0) poll = setTimeout(() => look(n - 1), 1000);
+  };
+  look(30);
+  return () => { clearTimeout(poll); clearTimeout(timer); ro.disconnect(); };
 }
 export default { render };

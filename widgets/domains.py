@@ -10,6 +10,8 @@ import numpy as np
 
 from workbench.names import choice_label, object_label
 
+from .figures import fits_its_tab
+
 
 def domain_table_html(cand, include_fixed: bool = True) -> str:
     pruned = {}
@@ -289,6 +291,7 @@ class DomainsPanel:
         if self.figure is None or self._drawn_for != key:
             self.status.value = "<i>computing the order and kind grids …</i>"
             self.figure = grid_figure(len(_enum(cand, "order").values), cand)
+            fits_its_tab(self.figure)
             self._drawn_for = key
             self.grids.children = [self.grids_note, self.figure]
             self.status.value = ""

@@ -417,6 +417,7 @@ _STYLE = """<style>
 .wb-explorer .widget-output, .wb-explorer .jp-OutputArea-child,
 .wb-explorer .jp-OutputArea-output { min-width: 0; max-width: 100%; }
 .wb-explorer .js-plotly-plot { max-width: 100%; overflow: hidden; }
+.wb-explorer .jupyter-widget-TabPanel { width: 100%; }
 """ + SPIN_CSS + "</style>"
 
 

@@ -43,6 +43,24 @@ def _short(x: float) -> str:
     return f"{x:.3g}"
 
 
+def fits_its_tab(figure, after_s: float = 1.0) -> None:
+    """A FigureWidget follows its tab's width: responsive (plotly resizes it
+    on a window resize; choices.js sends one when a tab is shown or narrowed)
+    and, once the page has drawn it, laid out again at the width it measures
+    then — a FigureWidget is drawn before it is in the page, at plotly's
+    700 px, which hung 142 px out of a 1,280 px page's tab. (Figures drawn
+    through `figure_output` follow their tab through JupyterLab's renderer.)"""
+    import threading
+    figure._config = {**figure._config, "responsive": True, "displaylogo": False}
+
+    def measure():
+        if figure.layout.autosize is None:
+            figure.layout.autosize = True
+    timer = threading.Timer(after_s, measure)
+    timer.daemon = True
+    timer.start()
+
+
 def figure_output(fig):
     """An Output widget showing the plotly figure `fig` (kept as its
     `figure`), drawn by the page's plotly renderer."""
@@ -53,9 +71,9 @@ def figure_output(fig):
     spec = json.loads(pio.to_json(fig, validate=False))
     out.outputs = ({"output_type": "display_data", "metadata": {},
                     "data": {"application/vnd.plotly.v1+json": {
-                        **spec, "config": {"displaylogo": False, "responsive": True}},
+                        **spec, "config": {"displaylogo": False}},
                         "text/plain": f"<figure: {fig.layout.title.text or ''}>"}},)
     return out
 
 
-__all__ = ["figure_output", "log_ticks"]
+__all__ = ["figure_output", "fits_its_tab", "log_ticks"]

@@ -15,7 +15,7 @@ import threading
 from workbench.model.justification import fmt_time
 from workbench.names import plural
 
-from .figures import log_ticks
+from .figures import fits_its_tab, log_ticks
 
 # why a rollout reached no implementation (`Search.failures`), in words
 _FAILED = {"constraints": "ran into a dead end", "model": "found only values bounded past "
@@ -40,9 +40,7 @@ class SearchProgress:
             "title": title, "xaxis_title": "evaluations", "yaxis_title": "time (µs)",
             "yaxis_type": "log", "height": 360,
             "margin": {"l": 60, "r": 20, "t": 40, "b": 40}})
-        # the width of its tab, following the window (drawn at plotly's 700 px
-        # default, it hung 142 px out of a 1,280 px page's tab)
-        self.figure._config = {"responsive": True, "displaylogo": False}
+        fits_its_tab(self.figure)
         with self.figure.batch_update():
             self.figure.add_scatter(name="measured", mode="markers", x=[], y=[],
                                     marker={"size": 5, "color": "#888"})
@@ -97,8 +95,6 @@ class SearchProgress:
                 best.x = (*best.x, n)
                 best.y = (*best.y, ev["best_ns"] / 1e3)
             self.figure.layout.yaxis.update(log_ticks((*measured.y, *bound.y, *best.y)))
-            if self.figure.layout.autosize is None:  # drawn by now: measure the tab
-                self.figure.layout.autosize = True
             if any(e.get("median_ns") for e in self.events):
                 self.figure.layout.annotations = []
             else:

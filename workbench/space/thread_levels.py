@@ -208,11 +208,11 @@ class ThreadLevels:
     def run(self, st):
         get = st.get
         threads, maybe = self._kinds(get)
+        if not threads:  # (pairs of dimensions not yet THREAD: `shave`, at the root)
+            return []
         levels, most = get(self.levels_var)[1], get(self.threads_var)[1]
         matrix, tuples_of = self._matrix(get, threads), {}
-        changed = []
-        if threads:  # (`run` alone never prunes a pair of dimensions not yet THREAD)
-            changed += self._settled(st, threads, matrix, tuples_of, levels, most)
+        changed = self._settled(st, threads, matrix, tuples_of, levels, most)
         # a dimension that may still become THREAD: can a labelling take it in?
         # (the relations among `threads` once, again only if this run pruned)
         if maybe and changed:
