@@ -589,3 +589,12 @@ def test_the_picker_opens_a_saved_state_that_no_longer_matches(tmp_path, monkeyp
     assert json.loads(aside.read_text()) == saved  # kept as it was
     assert e is not None and not e.session.cand.trail and "kept as" in p.note.value
     assert str(aside.name) in p.note.value
+    # where it cannot be moved aside, it stays as it is and nothing writes over it
+    aside.replace(path)
+    monkeypatch.setattr(type(path), "replace", lambda self, to: (_ for _ in ()).throw(
+        PermissionError(13, "Permission denied")))
+    e = p.open()
+    assert json.loads(path.read_text()) == saved and e.session.path is None
+    assert "nor moved aside" in p.note.value and "saves nothing" in p.note.value
+    e.session.apply(*next((c.name, c.objects, c.values[0]) for c in e.session.cand.choices()))
+    assert json.loads(path.read_text()) == saved

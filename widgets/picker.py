@@ -104,11 +104,12 @@ class KernelPicker:
                 old.close()
             kernel = getattr(wb.kernels, name)(**sizes)
             path = state_path(kernel) if self.autosave else None
-            session, said = self._session(kernel, path), ""
-            if session is None:  # the saved state was set aside: said, and a fresh start
-                session, said = wb.Session(wb.Candidate.root(kernel), path=path,
-                                           store=self.store), self._aside
-            said = "; ".join([said, *session.load_notes][not said:])
+            session, said = self._session(kernel, path), []
+            if session is None:  # the saved state could not be read: said, and a fresh start
+                session = wb.Session(wb.Candidate.root(kernel), path=self._fresh_path,
+                                     store=self.store)
+                said.append(self._aside)
+            said = "; ".join(said + session.load_notes)
             self.explorer = wb.explore(session, **self.options)
             self.holder.children = (self.explorer.widget,)
             self.note.value = (f"<span style='color:#a60'>{html.escape(said)}</span>"
@@ -138,7 +139,15 @@ class KernelPicker:
             while aside.exists():
                 n += 1
                 aside = path.with_name(f"{path.name}.unreadable{n}")
-            path.replace(aside)
+            try:
+                path.replace(aside)
+            except OSError as why:  # left where it is, and not written over
+                self._fresh_path = None
+                self._aside = (f"the saved explorer state could not be opened ({exc}) nor "
+                               f"moved aside ({why.strerror or why}); this opens at the root "
+                               "and saves nothing")
+                return None
+            self._fresh_path = path
             self._aside = (f"the saved explorer state could not be opened ({exc}); it is kept "
                            f"as {aside.name}, and this opens at the root")
             return None
