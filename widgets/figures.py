@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import math
 
+from workbench.model.justification import fmt_si
+
 
 def log_ticks(values) -> dict:
     """Tick values and full labels for a log axis over `values` (positive
@@ -32,15 +34,7 @@ def log_ticks(values) -> dict:
     step = 1 if span <= 7 else 2
     ticks = [m * 10.0 ** e for e in range(first, last + 1, step) for m in mantissas]
     ticks = [t for t in ticks if lo / 1.5 <= t <= hi * 1.5] or [10.0 ** round(math.log10(lo))]
-    return {"tickmode": "array", "tickvals": ticks, "ticktext": [_short(t) for t in ticks]}
-
-
-def _short(x: float) -> str:
-    """2, 0.5, 20k, 1.5M: a tick's value in few characters."""
-    for scale, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if x >= scale:
-            return f"{x / scale:g}{unit}"
-    return f"{x:.3g}"
+    return {"tickmode": "array", "tickvals": ticks, "ticktext": [fmt_si(t, sep="") for t in ticks]}
 
 
 def fits_its_tab(figure, after_s: float = 1.0) -> None:

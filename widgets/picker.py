@@ -104,12 +104,7 @@ class KernelPicker:
                 old.close()
             kernel = getattr(wb.kernels, name)(**sizes)
             path = state_path(kernel) if self.autosave else None
-            session, said = self._session(kernel, path), []
-            if session is None:  # the saved state could not be read: said, and a fresh start
-                session = wb.Session(wb.Candidate.root(kernel), path=self._fresh_path,
-                                     store=self.store)
-                said.append(self._aside)
-            said = "; ".join(said + session.load_notes)
+            session, said = self._session(kernel, path)
             self.explorer = wb.explore(session, **self.options)
             self.holder.children = (self.explorer.widget,)
             self.note.value = (f"<span style='color:#a60'>{html.escape(said)}</span>"
@@ -123,16 +118,19 @@ class KernelPicker:
             self.on_open(self.explorer)
         return self.explorer
 
-    def _session(self, kernel, path):
-        """The saved explorer state of `kernel` at `path` (None there: a new
-        session), or None when it no longer replays: then the file is moved
-        aside, never deleted, and `_aside` says where. A state whose
-        decisions replay to other domains (stronger propagation since) opens
-        with its decisions, said in the session's `load_notes`."""
+    def _session(self, kernel, path) -> tuple:
+        """(the session to open on `kernel`, what the picker says of it): the
+        state saved at `path` when there is one. One whose decisions replay
+        to other domains (stronger propagation since) opens with them, said;
+        one that no longer replays is moved aside, never deleted, and a fresh
+        session starts at the root, saying where it went — or, where it
+        cannot be moved, leaves it as it is and saves nothing over it."""
+        def fresh(at):
+            return wb.Session(wb.Candidate.root(kernel), path=at, store=self.store)
         if path is None or not path.exists():
-            return wb.Session(wb.Candidate.root(kernel), path=path, store=self.store)
+            return fresh(path), ""
         try:
-            return wb.Session.load(path, store=self.store, strict=False)
+            session = wb.Session.load(path, store=self.store, strict=False)
         except wb.WorkbenchError as exc:
             aside = path.with_name(f"{path.name}.unreadable")
             n = 1
@@ -142,15 +140,12 @@ class KernelPicker:
             try:
                 path.replace(aside)
             except OSError as why:  # left where it is, and not written over
-                self._fresh_path = None
-                self._aside = (f"the saved explorer state could not be opened ({exc}) nor "
-                               f"moved aside ({why.strerror or why}); this opens at the root "
-                               "and saves nothing")
-                return None
-            self._fresh_path = path
-            self._aside = (f"the saved explorer state could not be opened ({exc}); it is kept "
-                           f"as {aside.name}, and this opens at the root")
-            return None
+                return fresh(None), (f"the saved explorer state could not be opened ({exc}) "
+                                     f"nor moved aside ({why.strerror or why}); this opens "
+                                     "at the root and saves nothing")
+            return fresh(path), (f"the saved explorer state could not be opened ({exc}); it "
+                                 f"is kept as {aside.name}, and this opens at the root")
+        return session, "; ".join(session.load_notes)
 
     def _ipython_display_(self):
         from IPython.display import display

@@ -85,11 +85,13 @@ def fmt_time(ns: float, digits: int = 3) -> str:
     return f"{ns:.{digits}g} ns"
 
 
-def _si(x: float) -> str:
-    for div, unit in ((1e12, " T"), (1e9, " G"), (1e6, " M"), (1e3, " k")):
+def fmt_si(x: float, sep: str = " ") -> str:
+    """x in 3 digits with its SI prefix after `sep`: "2.05 k", "512 " (a
+    unit follows), or with sep="" "20k", "512" (an axis tick)."""
+    for div, unit in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
         if x >= div:
-            return f"{x / div:.3g}{unit}"
-    return f"{x:.3g} "
+            return f"{x / div:.3g}{sep}{unit}"
+    return f"{x:.3g}{sep}"
 
 
 def _cycles(x: float) -> str:
@@ -98,7 +100,7 @@ def _cycles(x: float) -> str:
 
 def fmt_amount(x: float, unit: str) -> str:
     """An amount with its unit: "2.05 kB", "2.26 M taken branches"."""
-    return f"{_si(x)}B" if unit == "bytes" else f"{_si(x).rstrip()} {unit}"
+    return f"{fmt_si(x)}B" if unit == "bytes" else f"{fmt_si(x).rstrip()} {unit}"
 
 
 def usage_node(hw: Hardware, level: str, resource: str, amount: float, contributors: dict,
@@ -111,8 +113,8 @@ def usage_node(hw: Hardware, level: str, resource: str, amount: float, contribut
     unit, what = RESOURCES[resource]
     per_s = rate * hw.clock_ghz * 1e9
     if unit == "bytes":
-        text = (f"limited by {what} at the {level_name(hw, level)} level: {_si(amount)}B moved "
-                f"at {_si(per_s)}B/s")
+        text = (f"limited by {what} at the {level_name(hw, level)} level: "
+                f"{fmt_amount(amount, unit)} moved at {fmt_amount(per_s, unit)}/s")
     else:
         text = (f"limited by {what} at the {level_name(hw, level)} level: "
                 f"{fmt_amount(amount, unit)} at {rate:g} per cycle ({fmt_amount(per_s, unit)}/s)")

@@ -160,8 +160,10 @@ class ThreadLevels:
     def _problem(self, get, dims, rel, tuples):
         """(relations, sizes, strips) of a labelling problem, hashable: the
         runs of one descent meet the same problems again and again
-        (`_supports`). `rel` holds the relations of `dims`; `tuples` caches
-        each logical dimension's strip tuples within one run."""
+        (`_supports`). `rel` holds the relations of `dims`; `tuples` is one
+        run's memo: each logical dimension's strip tuples (by group), their
+        projections (`("projected", group, levels)`) and the dimensions' size
+        masks (`"sizes"`), which the root's pair check asks for per pair."""
         sizes = tuples.get("sizes")
         if sizes is None:
             sizes = tuples["sizes"] = {}
