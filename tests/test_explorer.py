@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import threading
 
 import numpy as np
 import pytest
@@ -496,17 +497,21 @@ def test_the_ranked_list_follows_its_labels(target, trail, only):
         e.close()
 
 
-def test_the_ranking_runs_beside_the_clicks():
+@pytest.mark.parametrize("mode", ["process", "background"])
+def test_the_ranking_runs_beside_the_clicks(mode):
     """With "most discriminating first" ticked, every click waited for the
     ranking (it bounds every value of every choice the bound reads: 3.4 s
-    at the root of matmul 64×64×32 on h200). It runs in a thread now: the
-    list shows grouped with a note meanwhile, and ranked once it is done;
-    a click on another candidate stops the old ranking; going back to a
-    ranked candidate lists it ranked at once."""
+    at the root of matmul 64×64×32 on h200). It runs beside the clicks now
+    (in a process of its own with the "process" look-ahead, in a thread
+    otherwise): the list shows grouped with a note meanwhile, and ranked
+    once it is done; a click on another candidate stops the old ranking;
+    going back to a ranked candidate lists it ranked at once."""
     from workbench.model.lookahead import rank_choices
     kernel = wb.kernels.matmul(m=64, n=64, k=32)
-    e = CandidateExplorer(kernel, store=None, backend="cpu", lookahead="background",
-                          max_choices=4)
+    e = CandidateExplorer(kernel, store=None, backend="cpu", lookahead=mode, max_choices=4)
+    threads = lambda: {t for t in threading.enumerate()  # noqa: E731
+                       if t.name == "explorer-ranking"}
+    before = threads()
     try:
         e.target_dd.value = "h200"  # the CPU table ranks nothing at the root
         assert e.wait_lookahead(240)
@@ -535,6 +540,8 @@ def test_the_ranking_runs_beside_the_clicks():
         assert "most discriminating first" in e.choices.view.note  # kept: at once
         assert e.wait_lookahead(240)
         assert e.choices._seen_as(child) not in e.choices._rankings  # stopped, not kept
+        if mode == "process":  # ranked in the process, never in a thread here
+            assert e.choices._ranker.alive and not threads() - before
     finally:
         e.close()
 

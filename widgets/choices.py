@@ -132,10 +132,13 @@ class ChoicesPanel:
         self.hint.observe(lambda _: on_change(), names="value")
         self._on_change = on_change
         # (target, digest) -> the choices whose values move the bound, most
-        # discriminating first; ranked in a thread (3–4 s on matmul 256 on
-        # h200: it bounds every value of every choice the bound reads)
+        # discriminating first; ranked in a process of its own with the
+        # "process" look-ahead, else in a thread (3–4 s on matmul 256 on h200:
+        # it bounds every value of every choice the bound reads)
         self._rankings: dict = {}
         self._ranking = None  # (key, stop Event) of the ranking under way
+        self._ranker = None  # the ranking's process (look-ahead "process"), once asked
+        self._rank_sent = None  # (job number, ranking job, candidate) sent to it
         self.view = ChoicesView()
         self.view.on_event(self._on_event)
         self.widget = w.VBox([w.HBox([self.filter, self.hint]), self.view],
@@ -250,9 +253,41 @@ class ChoicesPanel:
             if self._ranking is not None:  # this candidate's, under way
                 return None
             job = self._ranking = (key, threading.Event())
-        threading.Thread(target=self._rank_in_thread, args=(cand, job), daemon=True,
-                         name="explorer-ranking").start()
+        if not (self.lookahead == "process" and self._rank_apart(cand, job)):
+            threading.Thread(target=self._rank_in_thread, args=(cand, job), daemon=True,
+                             name="explorer-ranking").start()
         return None
+
+    def _rank_apart(self, cand, job) -> bool:
+        """Rank `cand` in a process of its own (look-ahead "process"); False
+        if it cannot start. In a thread of this interpreter the ranking held
+        it for seconds, and a click meanwhile waited (p90 115 ms against 52)."""
+        from workbench.lookahead_process import LookaheadProcess
+        if self._ranker is None:
+            self._ranker = LookaheadProcess(self._on_ranked)
+        s = self._ex.session
+        with self._done:
+            self._rank_sent = (self._rank_sent[0] + 1 if self._rank_sent else 1, job, cand)
+            n = self._rank_sent[0]
+        return self._ranker.submit({"kind": "rank", "gen": n, "space": cand.space.name,
+                                    "kernel": cand.problem.root_problem.kernel.spec(),
+                                    "target": s.target, "trail": [d.to_dict() for d in cand.trail]})
+
+    def _on_ranked(self, msgs: list) -> None:
+        """The ranking process's answers (its reader thread): the latest job's
+        ranking is kept; if the process failed it, a thread ranks instead."""
+        for m in msgs:
+            with self._done:
+                sent = self._rank_sent
+                if sent is None or m[1] != sent[0]:
+                    continue  # a job stopped since
+                self._rank_sent = None
+            _, job, cand = sent
+            if m[0] == "ranked":
+                self._ranking_done(job, [(c, tuple(o)) for c, o in m[2]])
+            else:
+                threading.Thread(target=self._rank_in_thread, args=(cand, job), daemon=True,
+                                 name="explorer-ranking").start()
 
     def _rank(self, cand, stop=None) -> list:
         from workbench.model.lookahead import rank_choices
@@ -268,7 +303,10 @@ class ChoicesPanel:
             job, self._ranking = self._ranking, None
             if job is not None:
                 job[1].set()
+            sent, self._rank_sent = self._rank_sent, None
             self._done.notify_all()
+        if sent is not None and self._ranker.alive:  # it stops between two choices
+            self._ranker.submit({"kind": "halt"})
 
     def _keep_ranking(self, key, ranked: list) -> None:
         with self._done:  # the kernel's thread lists while a ranking thread keeps
@@ -277,14 +315,21 @@ class ChoicesPanel:
                 del self._rankings[next(iter(self._rankings))]
 
     def _rank_in_thread(self, cand, job) -> None:
-        """Rank, keep it, and list the choices again if `cand` is still on
-        show with the box ticked; stops once the box is unticked, another
-        candidate is listed or the panel closes."""
+        ranked = None
+        try:
+            ranked = self._rank(cand, stop=job[1].is_set)
+        except Stopped:
+            pass
+        finally:
+            self._ranking_done(job, ranked)
+
+    def _ranking_done(self, job, ranked: list | None) -> None:
+        """Keep `ranked` (None: stopped) and list the choices again if its
+        candidate is still on show with the box ticked; stops once the box is
+        unticked, another candidate is listed or the panel closes."""
         key, stopped = job
         try:
-            try:
-                ranked = self._rank(cand, stop=stopped.is_set)
-            except Stopped:
+            if ranked is None:
                 return
             self._keep_ranking(key, ranked)
             with self._lock:  # after the refresh that asked has set what is on show
@@ -606,6 +651,8 @@ class ChoicesPanel:
 
     def close(self) -> None:
         self._stop_ranking()
+        if self._ranker is not None:
+            self._ranker.close()
         if self._prebuild is not None:
             self._prebuild.close()
         for proc in self._procs:

@@ -2,6 +2,9 @@
 the values a person sees, computed beside the notebook kernel instead of in a
 thread competing with it for the interpreter.
 
+A job of kind "rank" ranks the candidate's choices instead
+(`model.rank_choices`), and one of kind "halt" only stops the job under way.
+
 The worker keeps its own `Session` per (kernel, space, target) and the
 candidates of earlier jobs by trail prefix, so a click (one more decision)
 or an undo (a known prefix) costs at most one replayed decision. A job is a
@@ -64,16 +67,42 @@ def _option_fields(o, best) -> dict:
     return f
 
 
-def _run_job(kernels: dict, job: dict, send, stop) -> None:
+def _candidate(kernels: dict, job: dict):
+    """(the job's kernel in this worker, the candidate after its trail)."""
     from .candidate import Decision
-    from .model.lookahead import Stopped
-    gen = job["gen"]
     key = (json.dumps(job["kernel"], sort_keys=True), job["space"], job["target"])
     if key not in kernels:
         kernels[key] = _Kernel(job["kernel"], job["space"], job["target"])
     k = kernels[key]
-    trail = tuple(Decision.from_dict(d) for d in job["trail"])
-    cand = k.replay(trail)
+    return k, k.replay(tuple(Decision.from_dict(d) for d in job["trail"]))
+
+
+def _rank_job(kernels: dict, job: dict, send, stop) -> None:
+    """The choices whose values alone move the bound, most discriminating
+    first (`model.rank_choices`: seconds on the thesis's matmuls, which in a
+    thread of the notebook kernel slowed every click meanwhile)."""
+    from .model.lookahead import Stopped, rank_choices
+    k, cand = _candidate(kernels, job)
+    try:
+        ranked = rank_choices(cand, k.session.target, parent=k.session.bound(cand), stop=stop)
+    except Stopped:
+        return
+    except WorkbenchError:
+        ranked = []
+    send(("ranked", job["gen"], [(r.choice, tuple(r.objects)) for r in ranked
+                                 if r.spread_ns > 0]))
+
+
+def _run_job(kernels: dict, job: dict, send, stop) -> None:
+    from .model.lookahead import Stopped
+    kind = job.get("kind", "options")
+    if kind == "halt":  # sent to stop the job under way; nothing to do
+        return
+    if kind == "rank":
+        _rank_job(kernels, job, send, stop)
+        return
+    gen = job["gen"]
+    k, cand = _candidate(kernels, job)
     send(("ready", gen, cand.digest()))
     best = job.get("best_ns")
     # first every child's bound (and what known witnesses prove), then a
