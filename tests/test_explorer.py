@@ -546,6 +546,26 @@ def test_the_ranking_runs_beside_the_clicks(mode):
         e.close()
 
 
+def test_a_ranking_process_that_dies_is_replaced_by_a_thread():
+    """The ranking's process killed while it ranks (out of memory, say): the
+    ranking is not lost waiting for an answer that never comes — a thread
+    ranks instead, and the list is ranked."""
+    e = CandidateExplorer(wb.kernels.matmul(m=64, n=64, k=32), store=None, backend="cpu",
+                          lookahead="process", max_choices=4)
+    try:
+        e.target_dd.value = "h200"
+        assert e.wait_lookahead(240)
+        e.hint.value = True
+        assert "ranking the choices" in e.choices.view.note
+        e.choices._ranker._proc.kill()
+        assert e.wait_lookahead(240)
+        assert e.choices._seen_as(e.session.cand) in e.choices._rankings
+        assert "ranking the choices" not in e.choices.view.note
+        assert "gone" in e.choices._ranker.error or "ended" in e.choices._ranker.error
+    finally:
+        e.close()
+
+
 def test_switching_the_target_relabels_every_value(kernel):
     """The labels were kept by candidate alone: after "bound on" moved from
     the CPU table to h200, the status line read 78.79 ns and every button

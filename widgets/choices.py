@@ -275,11 +275,12 @@ class ChoicesPanel:
 
     def _on_ranked(self, msgs: list) -> None:
         """The ranking process's answers (its reader thread): the latest job's
-        ranking is kept; if the process failed it, a thread ranks instead."""
+        ranking is kept; if the process failed it or died, a thread ranks
+        instead."""
         for m in msgs:
             with self._done:
                 sent = self._rank_sent
-                if sent is None or m[1] != sent[0]:
+                if sent is None or (m[1] != sent[0] and m[0] != "gone"):
                     continue  # a job stopped since
                 self._rank_sent = None
             _, job, cand = sent

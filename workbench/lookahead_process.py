@@ -161,7 +161,8 @@ def worker_main(conn) -> None:
 class LookaheadProcess:
     """The main side: `submit(job)` replaces the running job; a reader thread
     hands every batch of results waiting in the pipe to `on_results(msgs)`
-    (one call per batch, so the page gets one update per batch)."""
+    (one call per batch, so the page gets one update per batch), and
+    `("gone", None, why)` once the pipe closes (the worker ended or died)."""
 
     def __init__(self, on_results):
         self._on_results = on_results
@@ -214,6 +215,10 @@ class LookaheadProcess:
                     msgs.append(conn.recv())
             except (EOFError, OSError):
                 self.error = self.error or "look-ahead process ended"
+                try:  # a job under way will never answer: said, so its owner can move on
+                    self._on_results([("gone", None, self.error)])
+                except Exception:  # noqa: BLE001 - as below
+                    pass
                 return
             try:
                 self._on_results(msgs)
