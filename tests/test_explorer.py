@@ -566,6 +566,27 @@ def test_a_ranking_process_that_dies_is_replaced_by_a_thread():
         e.close()
 
 
+def test_a_lookahead_process_that_dies_is_made_up_for():
+    """The look-ahead's worker killed with a job under way: the labels it
+    owed are computed in a thread (the spinner stayed for good), and the
+    next click starts a new worker."""
+    e = CandidateExplorer(wb.kernels.matmul(m=64, n=64, k=32), store=None, backend="cpu",
+                          lookahead="process", max_choices=6)
+    try:
+        assert e.wait_lookahead(240)
+        e.choices.click(0, 0)
+        e.choices._procs[0]._proc.kill()  # the click's job just sent
+        assert e.wait_lookahead(240)
+        cand, listed = e.choices._shown
+        final = e.choices._final()
+        assert all(e.choices._label(cand, c)[0] >= final for c in listed)
+        assert all(v["style"] != "pending" for r in e.choices.view.rows for v in r["values"])
+        e.choices.click(0, 0)
+        assert e.wait_lookahead(240) and e.choices._procs[0].alive
+    finally:
+        e.close()
+
+
 def test_switching_the_target_relabels_every_value(kernel):
     """The labels were kept by candidate alone: after "bound on" moved from
     the CPU table to h200, the status line read 78.79 ns and every button

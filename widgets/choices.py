@@ -113,6 +113,7 @@ class ChoicesPanel:
         self._lock = threading.RLock()
         self._worker: threading.Thread | None = None
         self._procs: list = []
+        self._closed = False
         self._phases: dict = {}  # (gen, phase) -> workers done with it
         self._results = threading.Lock()  # one reader thread per worker
         # the extended problems one lowering ahead, built while the person reads
@@ -483,7 +484,24 @@ class ChoicesPanel:
     def _on_results(self, msgs: list) -> None:
         """A batch from a worker process (its reader thread)."""
         with self._results:
-            self._take_results(msgs)
+            self._take_results([m for m in msgs if m[0] != "gone"])
+        if not self._closed and any(m[0] == "gone" for m in msgs):
+            self._lost_worker()
+
+    def _lost_worker(self) -> None:
+        """A worker died with a job under way (out of memory, say): its
+        results never come, so the labels still missing on show are computed
+        in a thread instead (the spinner stayed for good); the next click
+        starts a new worker."""
+        with self._lock:
+            gen, (cand, listed) = self.gen, self._shown
+            if cand is None or gen not in self._jobs or self._done_gen >= gen:
+                return  # nothing under way
+            digest, final = self._seen_as(cand), self._final()
+            pending = [c for c in listed
+                       if self._labels.get((digest, c.name, c.objects), (-1,))[0] < final]
+        threading.Thread(target=self.fill, args=(gen, cand, pending), daemon=True,
+                         name="explorer-lookahead").start()
 
     def _take_results(self, msgs: list) -> None:
         touched, finished = set(), []
@@ -651,6 +669,7 @@ class ChoicesPanel:
         return list(self.view.rows)
 
     def close(self) -> None:
+        self._closed = True  # the workers' pipes close: not a death to make up for
         self._stop_ranking()
         if self._ranker is not None:
             self._ranker.close()
