@@ -487,6 +487,22 @@ def test_reproduce_command_runs(capsys):
     assert "unknown choice order" in capsys.readouterr().err
 
 
+def test_the_thesis_tables_read_in_a_notebook():
+    """`thesis.render` of the committed chapter-6 run: no line wider than a
+    notebook's output (one ran 180 characters and wrapped mid-row), and a
+    kernel whose every probe the model cut says so where it read '0.0 ± 0.0
+    (×—)', a notebook's 20-probe run beside the committed 2.14e12."""
+    from workbench import data_dir
+    from workbench.search import thesis
+    saved = json.loads((data_dir() / "search" / "thesis_ch6.json").read_text())
+    text = thesis.render(saved)
+    assert max(map(len, text.splitlines())) <= 110
+    assert "axpy (thesis order, 500 probes)" in text and "×295.1" in text
+    row = {**saved["table_6_3"][0], "ratio": None,
+           "implementations_after": {"value": 0.0, "ci95": 0.0, "samples": 500}}
+    assert "×? (all 500 probes cut)" in thesis.render({"table_6_3": [row]})
+
+
 def test_a_searchs_backend_follows_the_data_directorys_tables(tmp_path, monkeypatch):
     """A process keeps its search backends, but one made under another
     WORKBENCH_DATA, or before this host was calibrated, bounded with the

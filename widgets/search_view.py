@@ -45,13 +45,14 @@ class SearchProgress:
             self.figure.add_scatter(name="measured", mode="markers", x=[], y=[],
                                     marker={"size": 5, "color": "#888"})
             self.figure.add_scatter(name="bound", mode="markers", x=[], y=[],
-                                    marker={"size": 4, "symbol": "line-ew-open",
-                                            "color": "#1f77b4"})
+                                    marker={"size": 9, "symbol": "line-ew-open",
+                                            "line": {"width": 2}, "color": "#1f77b4"})
             self.figure.add_scatter(name="best", mode="lines", x=[], y=[],
                                     line={"shape": "hv", "color": "#d62728", "width": 2})
             self._say_empty("no evaluation yet")
-        self.bar = w.IntProgress(value=0, min=0, max=budget or 1, description=title[:20],
-                                 bar_style="info", layout=w.Layout(width="50%"))
+        self.bar = w.IntProgress(value=0, min=0, max=budget or 1, description=title[:30],
+                                 bar_style="info", layout=w.Layout(width="50%"),
+                                 style={"description_width": "initial"})  # "matmul 3…" cut
         self.text = w.HTML("starting …")
         self.stop_b = w.Button(description="Stop", button_style="warning", icon="stop")
         self.stop_b.on_click(lambda _: self.stop())
@@ -95,6 +96,8 @@ class SearchProgress:
                 best.x = (*best.x, n)
                 best.y = (*best.y, ev["best_ns"] / 1e3)
             self.figure.layout.yaxis.update(log_ticks((*measured.y, *bound.y, *best.y)))
+            # evaluations are whole: plotly ticked 1.5, 2.5 … on a few
+            self.figure.layout.xaxis.dtick = 1 if n <= 10 else None
             if any(e.get("median_ns") for e in self.events):
                 self.figure.layout.annotations = []
             else:

@@ -477,7 +477,8 @@ def markdown(s: dict) -> str:
               "Scatter: [bound_vs_measured.svg](bound_vs_measured.svg).", ""]
     if s.get("soundness_now"):
         sn, fn = s["soundness_now"], s["fig_5_1_now"]
-        lines += [f"With the bounds of today's model (the records keep theirs): bound ≤ "
+        on = f" on `{sn['target']}`" if sn.get("target") else ""  # the table it bounded on
+        lines += [f"With the bounds of today's model{on} (the records keep theirs): bound ≤ "
                   f"fastest sample **{sn['sound']} of {sn['records']}** "
                   f"({_pct(sn['share_sound'])}), worst bound / fastest "
                   f"{sn['worst_ratio'] and round(sn['worst_ratio'], 3)}; Fig. 5.1 "

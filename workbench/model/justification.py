@@ -94,13 +94,25 @@ def fmt_si(x: float, sep: str = " ") -> str:
     return f"{x:.3g}{sep}"
 
 
+def fmt_count(x: float) -> str:
+    """A count in words a person reads: "2,048", "35,840", "1.17 M" (",.4g"
+    printed 35,840 as "3.584e+04")."""
+    if abs(x) >= 1e6:
+        return fmt_si(x).rstrip()
+    return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.1f}"
+
+
 def _cycles(x: float) -> str:
     return f"{x:g} cycle{'' if x == 1 else 's'}"
 
 
 def fmt_amount(x: float, unit: str) -> str:
     """An amount with its unit: "2.05 kB", "2.26 M taken branches"."""
-    return f"{fmt_si(x)}B" if unit == "bytes" else f"{fmt_si(x).rstrip()} {unit}"
+    if unit == "bytes":
+        return f"{fmt_si(x)}B"
+    if x == 1 and unit.endswith("s"):  # "1 instruction", "1 taken branch"
+        unit = unit[:-2] if unit.endswith(("ches", "shes", "sses")) else unit[:-1]
+    return f"{fmt_si(x).rstrip()} {unit}"
 
 
 def usage_node(hw: Hardware, level: str, resource: str, amount: float, contributors: dict,
@@ -117,7 +129,8 @@ def usage_node(hw: Hardware, level: str, resource: str, amount: float, contribut
                 f"{fmt_amount(amount, unit)} moved at {fmt_amount(per_s, unit)}/s")
     else:
         text = (f"limited by {what} at the {level_name(hw, level)} level: "
-                f"{fmt_amount(amount, unit)} at {rate:g} per cycle ({fmt_amount(per_s, unit)}/s)")
+                f"{fmt_amount(amount, unit)} at {fmt_count(rate)} per cycle "
+                f"({fmt_amount(per_s, unit)}/s)")
     top = sorted(contributors.items(), key=lambda kv: -kv[1])
     kids = [Justification("Usage", hw.ns(v / rate), f"{name}: {fmt_amount(v, unit)}"
                           + (f" ({notes[name]})" if name in notes else ""),

@@ -44,7 +44,7 @@ import math
 from ..space.values import DimKind, DimMap
 from .facts import ARITH, PARALLEL, SEQUENTIAL, VECTOR_MAX
 from .facts import _nest_of as nest_of
-from .justification import Justification, fmt_amount
+from .justification import Justification, fmt_amount, fmt_count
 from .memory import may_merge
 
 SPLITS_MAX = 20_000  # size tuples × kind splits enumerated per instruction
@@ -197,15 +197,17 @@ def _split_term(model, s, issue: dict, r_gpu: float, r_thread: float) -> Justifi
         if best is None or cycles < best[0]:
             best = (cycles, pts, thr, loads, total, per_thread)
     cycles, pts, thr, loads, total, per_thread = best
-    ops = ", ".join(f"{n} {x:,.4g} ({w} values a load)" if x >= o
-                    else f"{n} {o:,.4g} (its own loops in thread 0)"
+    ops = ", ".join(f"{n} {fmt_count(x)} ({w} values a load)" if x >= o
+                    else f"{n} {fmt_count(o)} (its own loops in thread 0)"
                     for n, x, w, o in zip(names, loads, widths, own))
     text = (f"{s.name} against its threads at the GPU level: at best {thr:,} threads of "
             f"{pts:,} points, each loading its own operands ({ops})"
-            + (f", thread 0 also {beside:,.4g} accesses along other statements' own loops"
-               if beside else "")
+            + (f", thread 0 also {fmt_count(beside)} accesses along other statements' own "
+               "loops" if beside else "")
             + f" — {fmt_amount(total, 'instructions')} in all at "
-            f"{r_gpu:g} per cycle, {per_thread:,.4g} in one thread at {r_thread:g} per cycle; "
+            f"{fmt_count(r_gpu)} per cycle, {fmt_count(per_thread)} in one thread at "
+            f"{fmt_count(r_thread)} per "
+            "cycle; "
             "larger boxes would cost a thread more, smaller ones more loads")
     return Justification("Reuse", hw.ns(cycles), text,
                          {"level": "gpu", "resource": "issue", "statement": s.name,

@@ -154,11 +154,27 @@ def order_experiment(label: str = "matmul 1024", probes: int = 200, seed: int = 
 def _fmt(x) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "—"
-    return f"{x:.2e}" if abs(x) >= 1e4 else f"{x:.1f}"
+    if abs(x) >= 1e4:
+        return f"{x:.2e}"
+    return f"{x:.0f}" if float(x).is_integer() else f"{x:.1f}"
 
 
 def _est(d: dict) -> str:
     return f"{_fmt(d['value'])} ± {_fmt(d['ci95'])}"
+
+
+def _cut(r: dict, what: str, key: str | None = None) -> str:
+    """How much the model cut `what` ("implementations" or "nodes"): ×ratio,
+    or, where every probe was cut (no ratio: it read "×—"), that the probes
+    cannot tell how much."""
+    ratio = r.get(key or ("ratio" if what == "implementations" else "nodes_ratio"))
+    if ratio is not None:
+        return f"×{_fmt(ratio)}"
+    before, after = r[f"{what}_before"], r[f"{what}_after"]
+    if before["value"] > 0 and after["value"] == 0:
+        n = before.get("samples")
+        return f"×? (all {n} probes cut)" if n else "×? (every probe cut)"
+    return "×—"
 
 
 def fmt_speedup(v) -> str:
@@ -175,9 +191,10 @@ def render(result: dict) -> str:
         for r in result["table_6_1"]:
             th = r["thesis"]
             chen_s = _est(r["chen_size"]) if "chen_size" in r else "—"
-            out.append(f"  {r['kernel']:<15} Knuth {_est(r['knuth_size']):<22} Chen {chen_s:<22}"
-                       f" depth {_est(r['depth']):<12} | {_fmt(th['size'])} ± "
-                       f"{_fmt(th['size_ci95'])}, depth {th['depth']} ± {th['depth_ci95']}")
+            out.append(f"  {r['kernel']:<15} Knuth {_est(r['knuth_size'])}, Chen {chen_s}, "
+                       f"depth {_est(r['depth'])}")
+            out.append(f"  {'':<15} thesis {_fmt(th['size'])} ± {_fmt(th['size_ci95'])}, "
+                       f"depth {th['depth']} ± {th['depth_ci95']}")
     if "table_6_2" in result:
         out.append("Table 6.2 — search against the reference on a GPU (ours | thesis, K4000)")
         out.append(f"  {result['table_6_2']['status']}")
@@ -196,15 +213,18 @@ def render(result: dict) -> str:
                 out.append(f"  {device} forced {r['plan']}: {got}")
     if "table_6_3" in result:
         out.append("Table 6.3 — pruning the first 10 levels (ours, by choice order | thesis)")
-        for r in result["table_6_3"]:
+        for r in result["table_6_3"]:  # three lines a kernel: one ran 180 characters wide
             th = r["thesis"]
-            out.append(f"  {r['kernel']:<15} {r.get('order', 'thesis'):<8} impl "
-                       f"{_est(r['implementations_before'])} → "
-                       f"{_est(r['implementations_after'])} (×{_fmt(r['ratio'])}); nodes@"
-                       f"{r['depth']} {_est(r['nodes_before'])} → {_est(r['nodes_after'])} "
-                       f"(×{_fmt(r['nodes_ratio'])}) | impl ×{_fmt(th['ratio'])}, nodes "
-                       f"{_fmt(th['nodes_before'])} → {_fmt(th['nodes_after'])} "
-                       f"(×{_fmt(th['nodes_ratio'])})")
+            n = r["implementations_before"].get("samples")
+            out.append(f"  {r['kernel']} ({r.get('order', 'thesis')} order"
+                       + (f", {n} probes)" if n else ")"))
+            out.append(f"    {'implementations':<18} {_est(r['implementations_before'])} → "
+                       f"{_est(r['implementations_after'])}  {_cut(r, 'implementations')}"
+                       f"  | {_fmt(th['before'])} → {_fmt(th['after'])} ×{_fmt(th['ratio'])}")
+            out.append(f"    {'nodes at depth ' + str(r['depth']):<18} "
+                       f"{_est(r['nodes_before'])} → {_est(r['nodes_after'])}  "
+                       f"{_cut(r, 'nodes')}  | {_fmt(th['nodes_before'])} → "
+                       f"{_fmt(th['nodes_after'])} ×{_fmt(th['nodes_ratio'])}")
     if "order" in result:
         out.append("§6.3.3 — choice order, matmul 1024 (ours | thesis)")
         for r in result["order"]:
@@ -212,7 +232,7 @@ def render(result: dict) -> str:
             theirs = (f"depth {th['depth']}: {_fmt(th['nodes'])} nodes, ×{th['reduction']}"
                       if th["depth"] is not None else "—")
             out.append(f"  {r['order']:<8} depth {r['depth']}: {_est(r['nodes_before'])} nodes, "
-                       f"model cuts ×{_fmt(r['reduction'])} | {theirs}")
+                       f"model cuts {_cut(r, 'nodes', 'reduction')} | {theirs}")
     return "\n".join(out)
 
 
