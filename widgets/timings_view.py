@@ -129,6 +129,7 @@ def _timing_figures(df, make, refs: dict | None = None) -> list:
     ratio = np.sort(y / x) if len(ok) else np.array([])
     cdf = make(layout={"height": 260, "title": "CDF of measured / bound",
                        "xaxis_type": "log", "xaxis_title": "measured / bound",
+                       "yaxis_title": "share ≤ x", "yaxis_range": [0, 1.02],
                        "margin": {"l": 50, "r": 10, "t": 40, "b": 40}})
     cdf.add_scatter(x=ratio, y=np.arange(1, len(ratio) + 1) / max(len(ratio), 1),
                     mode="lines+markers", line={"shape": "hv"}, name="implementations")
