@@ -280,3 +280,64 @@ def test_space_stats_cli_with_the_fcg_propagator():
                          capture_output=True, text=True, check=True)
     got = json.loads(out.stdout)
     assert got["descents"] == 5 and 0 <= got["dead_end_probability"] <= 1
+
+
+# ------------------------------------------------------------------ figures
+def _segments(trace):
+    """The polylines of a None-separated scatter trace."""
+    out, cur = [], []
+    for x, y in zip(trace.x, trace.y):
+        if x is None:
+            out.append(cur)
+            cur = []
+        else:
+            cur.append((x, y))
+    return out + ([cur] if cur else [])
+
+
+def test_fcg_figure_edges_miss_other_nodes_and_the_legend_names_levels():
+    """Straight edges passed through the nodes between their ends (ld_a.k to
+    mad.n through ld_b.n and init.n): which nodes an edge joined was
+    ambiguous; the third colour (mad's k, level 2) was in no legend."""
+    pytest.importorskip("plotly")
+    from widgets.poly_view import fcg_figure
+    prog = from_kernel(wb.kernels.matmul(m=256, n=256, k=64))
+    g, c = build_fcg(prog), colour(prog)
+    fig = fcg_figure(g, c)
+    stmts = list(g.dims)
+    nodes = {(k, -r) for r, s in enumerate(stmts) for k in range(len(g.dims[s]))}
+    edges = _segments(fig.data[0])
+    assert len(edges) == sum(len(e) == 2 for e in g.edges)
+    for pts in edges:
+        ends = {tuple(pts[0]), tuple(pts[-1])}
+        assert ends <= nodes
+        for node in nodes - ends:  # nowhere within a node's radius (x stretched ×2)
+            assert min(((x - node[0]) * 2) ** 2 + (y - node[1]) ** 2
+                       for x, y in pts) > 0.3 ** 2, (pts[0], pts[-1], node)
+    names = [tr.name for tr in fig.data]
+    assert {"loop level 0 (outermost)", "loop level 1", "loop level 2 (innermost)"} <= \
+        set(names)
+    blue = next(tr for tr in fig.data if tr.name == "loop level 2 (innermost)")
+    assert list(blue.text) == ["k"]  # mad's reduction, alone at the third level
+    assert all(tr.textfont.color == "white" for tr in fig.data
+               if (tr.name or "").startswith("loop"))
+    assert any("cut at level 0" in a.text for a in fig.layout.annotations)
+
+
+def test_mars_figure_gives_every_mars_its_own_colour_and_axes():
+    pytest.importorskip("plotly")
+    from widgets.poly_view import level_colour, mars_figure
+    dom = isl.Set("{ S[i, j] : 0 <= i < 64 and 0 <= j < 64 }")
+    jac = mars(dom, [isl.Map("{ S[i, j] -> A[i - 1, j - 1] }"),
+                     isl.Map("{ S[i, j] -> A[i, j - 1] }"),
+                     isl.Map("{ S[i, j] -> A[i + 1, j - 1] }")], [(1, 1), (-1, 1)], [6, 6],
+               (10, 1))
+    fig = mars_figure(jac)
+    fills = [tr.fillcolor for tr in fig.data if tr.fill == "toself"]
+    assert len(fills) == len(jac.parts) == 11 and len(set(fills)) == 11
+    assert fig.layout.xaxis.title.text == "A index 1" and fig.layout.yaxis.title.text == \
+        "A index 0"
+    # each element is numbered by its MARS
+    numbers = [t for tr in fig.data if tr.mode == "text" for t in tr.text]
+    assert len(numbers) == jac.footprint_size and set(numbers) == {str(k) for k in range(11)}
+    assert len({level_colour(k) for k in range(100)}) == 100  # any count

@@ -433,8 +433,35 @@ def test_region_heatmap_shows_the_regions_of_a_slice():
     # one channel of the paper's regions: 254² dense, 4·254 edges, 4 corners
     assert (z == 0).sum() == 254 * 254 and (z == 1).sum() == 4 * 254 and (z == 2).sum() == 4
     grid = fig.data[1]  # the 16×16 tile grid: one trace of None-separated segments
-    assert grid.name == "tiles" and list(grid.x).count(None) == 2 * 15  # the inner lines
-    assert len(fig.layout.shapes) == 1  # the slice's frame
+    assert grid.name == "tiles 16×16" and list(grid.x).count(None) == 2 * 15  # inner lines
+    # one element wide edges are a pixel at this scale: outlined in their colour,
+    # the four single-element corners marked (one box each)
+    by_name = {tr.name: tr for tr in fig.data}
+    assert list(by_name["edge outline"].x).count(None) == 4
+    assert len(by_name["corner"].x) == 4 and by_name["corner"].mode == "markers"
+    # and a zoom of the corner around the rarest region, element by element
+    zoom = by_name["zoom"]
+    assert np.array(zoom.z).shape == (24, 24) and zoom.xaxis == "x2"
+    assert np.array(zoom.z)[0, 0] == 2 and (np.array(zoom.z)[0, 1:] == 1).all()
+    assert len(fig.layout.shapes) == 2  # the slice's frame, the zoomed window
+    # the axes fit the data (no empty band from the aspect ratio), named
+    assert fig.layout.xaxis.constrain == "domain" and fig.layout.xaxis.range[1] < 270
+    assert "dim 3" in fig.layout.xaxis.title.text and "dim 2" in fig.layout.yaxis.title.text
+    # the legend: the regions of the slice with their counts here; the title
+    # says the whole tensor's are the tensor's
+    legend = [tr.name for tr in fig.data if tr.showlegend is not False and tr.x == (None,)]
+    assert legend == [f"dense ({254 * 254:,}): only real data",
+                      f"edge ({4 * 254:,}): padding along one dimension",
+                      "corner (4): padding along two or more"]
+    assert fig.layout.title.text.startswith("act0[0, 3, :, :]") and "whole act0" in \
+        fig.layout.title.text
+    named = widgets.region_heatmap(reg, {0: 0, 1: 3}, dim_names={2: "output row"})
+    assert named.layout.yaxis.title.text == "output row (act0 dim 2)"
+    # a slice small enough to see every element: no zoom panel
+    from workbench.volume.kernels import conv_spec
+    small = regions(Program.from_spec(conv_spec(1, 3, 32, 32, 2, 5, 5)))
+    fig = widgets.region_heatmap(small, {0: 0, 1: 0})
+    assert "zoom" not in {tr.name for tr in fig.data} and len(fig.layout.shapes) == 1
 
 
 def test_volume_programs_of_workbench_kernels_and_candidate_tiles():
