@@ -28,8 +28,9 @@ def domain_table_html(cand, include_fixed: bool = True) -> str:
         why = "<br>".join(html.escape(p.by) for p in cut)
         rows.append(f"<tr><td>{html.escape(ch.name)}</td><td>{html.escape(', '.join(ch.objects))}"
                     f"</td><td>{vals}</td><td style='font-size:85%'>{why}</td></tr>")
-    return ("<table><thead><tr><th>choice</th><th>objects</th><th>domain</th>"
-            "<th>pruned by (last decision)</th></tr></thead><tbody>"
+    th = "<th style='text-align:left'>"  # JupyterLab centres headers over left cells
+    return (f"<table><thead><tr>{th}choice</th>{th}objects</th>{th}domain</th>"
+            f"{th}pruned by (last decision)</th></tr></thead><tbody>"
             + "".join(rows) + "</tbody></table>")
 
 
