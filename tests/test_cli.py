@@ -134,6 +134,47 @@ def test_search_store_none_keeps_no_record(tmp_path, monkeypatch, capsys):
     assert not (tmp_path / "none").exists() and not (tmp_path / "data" / "runs").exists()
 
 
+def test_a_clis_review_bad_inputs(tmp_path, capsys):
+    """Found by a review of the command line: an empty --space listed no
+    choice and `run` recorded a compile_error for it; a --store under a file
+    failed after seconds of measuring, its record lost; --budget 0 passed
+    argparse; a trail without its kernel read "for kernel None"; Table 6.2
+    ignored --kernels and printed 4.15e+05 ns; a basic block's bound printed
+    its cycles as ns."""
+    ax = ["--kernel", "axpy", "--sizes", "n=256"]
+    empty = tmp_path / "empty.space"
+    empty.write_text("")
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    store = tmp_path / "runs.jsonl"
+    root = wb.Candidate.root(wb.kernels.axpy(256))
+    doc = json.loads(root.to_json())
+    del doc["kernel"]
+    nokernel = tmp_path / "nokernel.json"
+    nokernel.write_text(json.dumps(doc))
+    cases = [
+        (["choices", *ax, "--space", str(empty)], "does not declare"),
+        (["run", *ax, "--space", str(empty), "--random-seed", "0", "--store", str(store)],
+         "does not declare"),
+        (["run", *ax, "--random-seed", "0", "--store", str(afile / "x.jsonl")],
+         "--store"),
+        (["climb", *ax, "--out", str(afile / "x.json")], "--out"),
+        (["search", *ax, "--budget", "0", "--store", "none"], "--budget: must be at least 1"),
+        (["bound", *ax, "--trail", str(nokernel)], "names no kernel"),
+    ]
+    for argv, want in cases:
+        assert main([*argv, "--json"]) == 2, argv
+        got = json.loads(capsys.readouterr().out)
+        assert want in got["error"] and got["kind"] != "internal", (argv, got)
+    assert not store.exists()  # nothing recorded for the space the engine cannot read
+    assert main(["reproduce-search", "--tables", "6.2", "--kernels", "axpy"]) == 0
+    text = capsys.readouterr().out
+    assert "matmul" not in text and "e+0" not in text
+    assert main(["bound", "--kernel", "random_basic_block", "--sizes", "n=5,seed=7"]) == 0
+    text = capsys.readouterr().out
+    assert "cycles]" in text and " ns]" not in text
+
+
 def test_bad_input_is_named_never_a_traceback(tmp_path, capsys):
     """Each of these ended in a traceback (exit 1), was taken silently (exit
     0 with a meaningless answer) or named the wrong thing."""

@@ -50,7 +50,9 @@ def test_replication_across_foreign_thread_dims():
     cycles) → st_tmp → ld_tmp (shared, 19 cycles) → st_z: 47 cycles.
     The CPU reference executor's C keeps a copy of each value per thread and
     runs every statement in every thread but the guarded stores (its C loops
-    over the 1,024 threads, `Printer.flush`): issue 2 × 1,024 + 2 × 32."""
+    over the 1,024 threads, `Printer.flush`), the temporary's store and load
+    aside (its compiler may forward them, `_Model.forwarded`): issue 1,024 +
+    32."""
     mapped = _two_thread_dims("MAPPED")
     assert wb.bound(mapped, "h200").value_ns == pytest.approx(28 / 1.98)
     out = _two_thread_dims("OUT")
@@ -59,7 +61,7 @@ def test_replication_across_foreign_thread_dims():
     assert _usage(b, "block", "lsu").fields["amount"] == 32 + 3
     assert b.value_ns == pytest.approx((28 + 19) / 1.98)
     cpu = wb.bound(out, "cpu_reference")
-    assert _usage(cpu, "block", "issue").fields["amount"] == 2 * 1024 + 2 * 32
+    assert _usage(cpu, "block", "issue").fields["amount"] == 1024 + 32
 
 
 def test_a_dimension_that_may_share_a_thread_dimension_is_not_counted_in_a_thread():
@@ -220,8 +222,9 @@ def test_loop_control_overhead():
     z surely runs after x, so the thread takes at least 192,512 cycles =
     97,228.3 ns, the bound (eq. 5.42: loops one after another add up). On the CPU
     table each iteration but the last is a taken branch: 2 · 4,095 = 8,190
-    at 2 per cycle, below the 16,384 memory operations at 4 per cycle (4,096
-    cycles at 6.2 GHz = 660.6 ns)."""
+    at 2 per cycle (4,095 cycles at 6.2 GHz = 660.5 ns, the bound), above the
+    8,192 memory operations of x and z at 4 per cycle (the temporary's are
+    not counted there: its compiler may forward them)."""
     c = _two_loops()
     b = wb.bound(c, "h200")
     issue = _usage(b, "thread", "issue")
@@ -236,7 +239,7 @@ def test_loop_control_overhead():
     assert b.value_ns == pytest.approx(4096 * 47 / 1.98)
     cpu = wb.bound(c, "cpu_reference")
     assert _usage(cpu, "block", "branch").fields["amount"] == pytest.approx(2 * 4095)
-    assert cpu.value_ns == pytest.approx(4096 / 6.2)
+    assert cpu.value_ns == pytest.approx(4095 / 6.2)
 
 
 def test_loops_that_may_merge_count_the_busiest():
@@ -392,10 +395,12 @@ def test_cpu_thread_emulation_and_c_loops():
     second holds the z loop (256 iterations) in every thread, its store
     guarded by t_x == 0. Taken back-edges: 255 + 255 + 256 · 255 = 65,790
     (at 2 per cycle: 32,895 cycles = 5,305.6 ns at 6.2 GHz, the bound).
-    Statements: 256 + 256 + 256 · 256 + 256 = 66,304 memory operations (each
-    thread reloads the temporary: one copy of the variable per thread), plus
-    256 + 256 + 65,536 loop compares: issue 132,352. Without the thread
-    emulation the z loop would count 255 taken branches."""
+    Memory operations: x's 256 loads and z's 256 stores; the temporary's
+    store and its loads (each thread reloads it: 256 · 256) are not counted,
+    since the compiler may forward them (`_Model.forwarded`: the C twin's
+    temporaries are `calloc`ed arrays); issue adds 256 + 256 + 65,536 loop
+    compares. Without the thread emulation the z loop would count 255 taken
+    branches."""
     k = copy_kernel(256)
     k.scalars = []
     dx, dz = k.dims()
@@ -405,9 +410,54 @@ def test_cpu_thread_emulation_and_c_loops():
     assert f is not None and f.is_fixed
     b = wb.bound(f, "cpu_reference")
     assert _usage(b, "block", "branch").fields["amount"] == 255 + 255 + 256 * 255
-    assert _usage(b, "block", "lsu").fields["amount"] == 3 * 256 + 256 * 256
-    assert _usage(b, "block", "issue").fields["amount"] == 3 * 256 + 256 * 256 + 2 * 256 + 256 * 256
+    assert _usage(b, "block", "lsu").fields["amount"] == 2 * 256
+    assert _usage(b, "block", "issue").fields["amount"] == 2 * 256 + 2 * 256 + 256 * 256
     assert b.value_ns == pytest.approx((255 + 255 + 256 * 255) / 2 / 6.2)
+
+
+# the best of a TAG search of axpy 2^16 on the CPU backend (5 evaluations):
+# x and y staged through temporaries (global scratch, shared), z through one
+_FORWARDED_AXPY = [
+    ("size", ("d0",), "16384"), ("size", ("d1",), "1"), ("dim_kind", ("d0",), "BLOCK"),
+    ("dim_kind", ("d1",), "LOOP"), ("dim_kind", ("d2",), "BLOCK"),
+    ("dim_kind", ("d4",), "THREAD"), ("dim_kind", ("d7",), "THREAD"),
+    ("dim_kind", ("d10",), "THREAD"), ("thread_mapping", ("d4", "d7"), "IN"),
+    ("thread_mapping", ("d4", "d10"), "IN"), ("thread_mapping", ("d7", "d10"), "OUT"),
+    ("mem_space", ("tmp_ld_x_fma",), "GLOBAL"), ("mem_space", ("tmp_ld_y_fma",), "GLOBAL"),
+    ("mem_space", ("tmp_fma_st_z",), "SHARED"), ("order", ("ld_x", "ld_y"), "AFTER"),
+    ("order", ("ld_x", "d4"), "IN"), ("order", ("ld_y", "d1"), "BEFORE"),
+    ("order", ("d0", "d2"), "OUT"), ("order", ("ld_x", "st_ld_y_fma"), "BEFORE"),
+    ("order", ("st_ld_x_fma", "st_ld_y_fma"), "BEFORE"),
+    ("order", ("ld_ld_x_fma", "ld_ld_y_fma"), "AFTER"), ("order", ("st_ld_y_fma", "d1"), "IN"),
+    ("cache", ("ld_x",), "L2"), ("cache", ("ld_y",), "NONE"), ("cache", ("st_z",), "NONE"),
+    ("cache", ("st_ld_x_fma",), "L2"), ("cache", ("ld_ld_x_fma",), "L1"),
+    ("cache", ("st_ld_y_fma",), "L2"), ("cache", ("ld_ld_y_fma",), "NONE")]
+
+
+def test_a_cpu_temporarys_accesses_may_be_forwarded():
+    """A CLI review's search of axpy 2^16 on the CPU backend returned an
+    implementation that ran in 18.8–29 µs, bounded at 23.8 µs on
+    `cpu_reference` (25.8 µs on that host's own table): the model counted 9
+    memory operations an element, 6 of them the temporaries' stores and
+    loads, which the reference C's compiler forwards (its temporaries are
+    `calloc`ed in the block's body; a store, then a load of the same element
+    at a constant index). On a CPU table a temporary's accesses now cost
+    nothing (x, y and z remain: 3 · 65,536 at 4 per cycle, 7.93 µs); on a GPU
+    table they stay. Measured here, the bound is below every sample."""
+    cand = wb.Candidate.root(wb.kernels.axpy(65536))
+    for choice, objects, value in _FORWARDED_AXPY:
+        cand = cand.apply(choice, objects, value)
+    assert cand.is_fixed
+    b = wb.bound(cand, "cpu_reference")
+    lsu = _usage(b, "gpu", "lsu")  # the CPU table names its top level "CPU"
+    assert {c.fields.get("statement", c.text.split(":")[0]) for c in lsu.children} \
+        == {"ld_x", "ld_y", "st_z"}
+    assert lsu.fields["amount"] == 3 * 65536
+    gpu = _usage(wb.bound(cand, "h200"), "gpu", "lsu")
+    assert len(gpu.children) == 9  # CUDA keeps them: shared across a barrier, asm for global
+    rec = wb.evaluate([cand], "cpu", store=None)[0]
+    assert rec["status"] == "ok", rec["message"]
+    assert rec["bound_ns"] <= min(rec["times_ns"]), (rec["bound_ns"], min(rec["times_ns"]))
 
 
 def test_outer_strip_order():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import time
@@ -71,6 +72,12 @@ def load_candidate(args) -> Candidate:
         from .poly import fcg_prune
         prune = fcg_prune
     root = Candidate.root(kernel, space, prune)
+    # a --space the engine cannot read is an input error here, before any
+    # command works on it (an empty file listed no choice and `run` recorded
+    # a compile_error for it)
+    from .kernels.basic_block import BasicBlock
+    from .space.values import BASIC_BLOCK, GPU, ensure_values
+    ensure_values(root.space, BASIC_BLOCK if isinstance(kernel, BasicBlock) else GPU)
     if getattr(args, "trail", None):
         return replay_trail_file(root, args.trail, space, prune,
                                  getattr(args, "allow_other_kernel", False))
@@ -369,6 +376,8 @@ def cmd_climb(args) -> int:
     from .model import bound
     from .search.climb import climb
     start = load_candidate(args)
+    if args.out:
+        writable(args.out, "--out")
     rng = random.Random(args.seed)
     try:
         leaf = start if start.is_fixed else descent.random_fixed(start, rng)
@@ -384,15 +393,38 @@ def cmd_climb(args) -> int:
     if args.json:
         print(json.dumps(out))
     else:
-        print(f"bound {c.start_ns:,.0f} ns -> {c.bound_ns:,.0f} ns on {out['target']} in "
+        unit = "cycles" if out["target"].endswith("(cycles)") else "ns"  # a basic block's
+        print(f"bound {c.start_ns:,.0f} {unit} -> {c.bound_ns:,.0f} {unit} on {out['target']} in "
               f"{c.steps} moves ({c.failed} reached no implementation)"
               + (f"; written to {args.out}" if args.out else ""))
     return 0
 
 
 def _store(flag: str | None):
-    """--store: a file, 'none' (keep no record) or the default store."""
-    return None if flag == "none" else (flag or "default")
+    """--store: a file, 'none' (keep no record) or the default store, checked
+    writable before anything is measured (a run measured for seconds, then
+    died on a store path under a file, its record lost)."""
+    if flag == "none":
+        return None
+    from .runtime.records import RecordStore
+    store = RecordStore.open(flag or "default")
+    writable(store.path, "--store")
+    return store
+
+
+def writable(path, flag: str) -> Path:
+    """`path` (a file a command writes when done), checked now: its folder
+    exists or can be made, and it is not a folder. The error names `flag`."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WorkbenchError(f"{flag} {path}: cannot make its folder ({exc.strerror})") from None
+    if path.is_dir():
+        raise WorkbenchError(f"{flag} {path}: is a folder, not a file")
+    if not os.access(path.parent, os.W_OK) or path.exists() and not os.access(path, os.W_OK):
+        raise WorkbenchError(f"{flag} {path}: not writable")
+    return path
 
 
 def _run_args(p) -> None:
@@ -512,8 +544,8 @@ def cmd_campaign(args) -> int:
 def _search_args(p) -> None:
     _candidate_args(p)
     p.add_argument("--backend", choices=("cpu", "cuda"), default="cpu")
-    p.add_argument("--budget", type=number(int, 0), default=200,
-                   help="evaluations (default 200)")
+    p.add_argument("--budget", type=number(int, 1), default=200,
+                   help="evaluations in all (default 200; with --resume, those before count)")
     p.add_argument("--time", type=number(float, 0, above=True), default=None,
                    help="time limit in seconds")
     p.add_argument("--workers", type=number(int, 0), default=None,
@@ -545,10 +577,10 @@ def _search_args(p) -> None:
 @subcommand("search", "TAG-MCTS search with bound pruning from the root or a --trail "
                       "candidate; every evaluation goes to the store", _search_args)
 def cmd_search(args) -> int:
-    import os
-
     from .search import TAG, Search
     start = load_candidate(args)
+    if args.out:
+        writable(args.out, "--out")
     client = None
     if args.scheduler:
         from distributed import Client
@@ -629,6 +661,8 @@ def cmd_reproduce_search(args) -> int:
     if bad or not orders:
         raise WorkbenchError(f"unknown choice order(s) {bad or args.orders!r}; known: "
                              f"{', '.join(order_names())}")
+    if args.out:
+        writable(args.out, "--out")
     out = thesis.reproduce(tables, tuple(labels), args.probes,
                            args.chen_probes, args.seed, orders=orders)
     if args.out:

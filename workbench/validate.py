@@ -145,7 +145,10 @@ def differences(saved: dict, here: dict) -> list[str]:
     """Sentences naming each difference between a document's identity and
     the candidate it is replayed on."""
     out = []
-    if saved.get("kernel") != here["kernel"]:
+    if "kernel" not in saved:  # it read "the document is for kernel None"
+        out.append(f"the document names no kernel (no \"kernel\" field), this is "
+                   f"{_spec_text(here['kernel'])}")
+    elif saved.get("kernel") != here["kernel"]:
         out.append(f"the document is for kernel {_spec_text(saved.get('kernel'))}, "
                    f"this is {_spec_text(here['kernel'])}")
     saved_space = saved.get("space")

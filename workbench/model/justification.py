@@ -38,8 +38,14 @@ class Justification:
                 **{k: _plain(v) for k, v in self.fields.items()},
                 "children": [c.to_dict() for c in self.children]}
 
+    def shown(self) -> str:
+        """Its value as printed: a time, or cycles where the node says so
+        (a basic block's bound: `fields["unit"]`)."""
+        unit = self.fields.get("unit")
+        return f"{self.value_ns:g} {unit}" if unit else fmt_time(self.value_ns)
+
     def render(self, indent: int = 0, depth: int | None = None) -> str:
-        lines = [f"{'  ' * indent}- {self.text}  [{fmt_time(self.value_ns)}]"]
+        lines = [f"{'  ' * indent}- {self.text}  [{self.shown()}]"]
         if depth is None or depth > 0:
             for c in self.children:
                 lines.append(c.render(indent + 1, None if depth is None else depth - 1))
@@ -51,7 +57,7 @@ class Justification:
     def to_html(self) -> str:
         inner = "".join(f"<li>{c.to_html()}</li>" for c in self.children)
         body = (f"<b>{html.escape(self.kind)}</b> {html.escape(self.text)} "
-                f"<span style='color:#555'>[{fmt_time(self.value_ns)}]</span>")
+                f"<span style='color:#555'>[{self.shown()}]</span>")
         if not inner:
             return body
         return f"<details open><summary>{body}</summary><ul>{inner}</ul></details>"

@@ -66,6 +66,8 @@ def schedule_bound(cand):
     top = chain if end[last] >= issue else slots
     just = Justification("Bound", float(value), f"{value} cycles: {top.text}", {},
                          [top, slots if top is chain else chain])
+    for node in just.walk():  # they print as cycles, not ns
+        node.fields["unit"] = "cycles"
     return Bound(float(value), float(value), just, "basic_block (cycles)", {}, frozenset())
 
 

@@ -86,8 +86,14 @@ def inputs_for(kernel, seed: int) -> tuple[dict, dict]:
     key = (json.dumps(kernel.spec(), sort_keys=True, default=str), seed)
     if _LAST_INPUTS and _LAST_INPUTS[0][0] == key:
         return _LAST_INPUTS[0][1], _LAST_INPUTS[0][2]
-    inputs = kernel.make_inputs(np.random.default_rng(seed))
-    expected = kernel.reference(inputs)
+    try:
+        inputs = kernel.make_inputs(np.random.default_rng(seed))
+        expected = kernel.reference(inputs)
+    except MemoryError as exc:  # sizes the validation lets through (up to 2^40)
+        from ..errors import WorkbenchError
+        raise WorkbenchError(f"{kernel.name} at these sizes needs more memory than this "
+                             f"machine has for its inputs and numpy's reference ({exc})"
+                             ) from None
     arrays = [a for a in (*inputs.values(), *expected.values()) if isinstance(a, np.ndarray)]
     _LAST_INPUTS.clear()
     if sum(a.nbytes for a in arrays) <= _KEEP_BYTES:

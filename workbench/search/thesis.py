@@ -159,6 +159,12 @@ def _fmt(x) -> str:
     return f"{x:.0f}" if float(x).is_integer() else f"{x:.1f}"
 
 
+def _time(ns) -> str:
+    """A run time as a person reads it ("415.4 µs"; it printed 4.15e+05 ns)."""
+    from ..model.justification import fmt_time
+    return "—" if ns is None else fmt_time(ns, 4)
+
+
 def _est(d: dict) -> str:
     return f"{_fmt(d['value'])} ± {_fmt(d['ci95'])}"
 
@@ -201,14 +207,14 @@ def render(result: dict) -> str:
         for device, rows in result["table_6_2"]["campaigns"].items():
             for r in rows:
                 sp = fmt_speedup(r.get("speedup"))
-                out.append(f"  {device} {r['kernel']:<15} best {_fmt(r.get('best_ns'))} ns, "
-                           f"reference {_fmt(r.get('reference_ns'))} ns: {sp} | "
+                out.append(f"  {device} {r['kernel']:<15} best {_time(r.get('best_ns'))}, "
+                           f"reference {_time(r.get('reference_ns'))}: {sp} | "
                            f"{r['thesis_speedup']:.2f}×")
         for device, rows in (result["table_6_2"].get("forced") or {}).items():
             for r in rows:  # the campaign's forced stage: a recipe, a search for the rest
                 got = (f"does not apply: {r['error']}" if r.get("error") else
-                       f"best {_fmt(r.get('best_ns'))} ns, reference "
-                       f"{_fmt(r.get('reference_ns'))} ns: "
+                       f"best {_time(r.get('best_ns'))}, reference "
+                       f"{_time(r.get('reference_ns'))}: "
                        + fmt_speedup(r.get("speedup")))
                 out.append(f"  {device} forced {r['plan']}: {got}")
     if "table_6_3" in result:
@@ -236,16 +242,23 @@ def render(result: dict) -> str:
     return "\n".join(out)
 
 
-def gpu_table_6_2() -> dict:
+def gpu_table_6_2(labels=None) -> dict:
     """Table 6.2 as the GPU campaigns under data/gpu/ measured it (the
     search's best against cuBLAS, ours beside the thesis's), one table per
     campaign folder, and the forced stage's plans where a campaign ran it;
-    `status` says plainly when there is none."""
+    `status` says plainly when there is none. `labels`: only these kernels
+    (as `KERNELS` names them: "matmul 256"; the rows' names)."""
     from ..campaign.data import status_line, summaries
     got = summaries()
+
+    def keep(r) -> bool:
+        return labels is None or r.get("kernel") in labels \
+            or str(r.get("plan", "")).split(":")[0] in labels
     return {"status": status_line(),
-            "campaigns": {device: s.get("table_6_2", []) for device, s in got.items()},
-            "forced": {device: s["forced"] for device, s in got.items() if s.get("forced")}}
+            "campaigns": {device: [r for r in s.get("table_6_2", []) if keep(r)]
+                          for device, s in got.items()},
+            "forced": {device: [r for r in s["forced"] if keep(r)]
+                       for device, s in got.items() if s.get("forced")}}
 
 
 TABLES = ("6.1", "6.2", "6.3", "order")
@@ -259,7 +272,8 @@ def reproduce(tables=TABLES, labels=tuple(KERNELS), probes: int = 200,
     orders = tuple(orders) or ("thesis",)
     result: dict = {"probes": probes, "chen_probes": chen_probes, "seed": seed}
     if "6.2" in tables:
-        result["table_6_2"] = gpu_table_6_2()
+        result["table_6_2"] = gpu_table_6_2(None if tuple(labels) == tuple(KERNELS)
+                                            else set(labels))
     if "6.1" in tables or "6.3" in tables:
         runs = orders if "6.3" in tables else orders[:1]
         rows = [(order, *kernel_rows(label, probes, chen_probes if order == orders[0] else 0,
