@@ -158,7 +158,31 @@ def _emit(obj: dict, as_json: bool) -> None:
         print(json.dumps(obj))
     else:
         for k, v in obj.items():
-            print(f"{k}: {v}")
+            print(f"{k}: {_text(k, v)}")
+
+
+def _text(key: str, v) -> str:
+    """A field as a person reads it (--json keeps every digit): times in
+    their unit, other numbers to 4 digits, a mapping on one line, a list of
+    records counted (a search printed its 2,000-character best trail and
+    "elapsed_s: 13.454271096998127")."""
+    from .model.justification import fmt_time
+    if v is None:
+        return "—"
+    if isinstance(v, bool) or isinstance(v, int) and not key.endswith("_ns"):
+        return str(v)
+    if isinstance(v, (int, float)):
+        if key.endswith("_ns"):
+            return fmt_time(v, 4)
+        return f"{v:.4g} s" if key.endswith("_s") else f"{v:.4g}"
+    if isinstance(v, dict):
+        return ", ".join(f"{k}={_text(k, x)}" for k, x in v.items()) or "—"
+    if isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+        return f"{len(v)} entries (--json prints them)"
+    if key.endswith("_ns") and isinstance(v, list) and v \
+            and all(isinstance(x, (int, float)) for x in v):
+        return f"{len(v)} samples, {fmt_time(min(v), 4)} to {fmt_time(max(v), 4)}"
+    return str(v)
 
 
 # --------------------------------------------------------------- arguments
