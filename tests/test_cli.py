@@ -161,6 +161,7 @@ def test_a_clis_review_bad_inputs(tmp_path, capsys):
         (["climb", *ax, "--out", str(afile / "x.json")], "--out"),
         (["search", *ax, "--budget", "0", "--store", "none"], "--budget: must be at least 1"),
         (["bound", *ax, "--trail", str(nokernel)], "names no kernel"),
+        (["choices", "--kernel", "basic_block"], "takes a list of instructions"),
     ]
     for argv, want in cases:
         assert main([*argv, "--json"]) == 2, argv

@@ -95,6 +95,11 @@ def build_kernel(name: str, sizes: dict):
         raise WorkbenchError(f"unknown kernel {name!r}; known: {', '.join(BUILDERS)}")
     if name != "basic_block":
         check_kernel_spec({"builder": name, **sizes}, "--sizes")
+    elif not isinstance(sizes.get("instructions"), (list, tuple)):
+        raise WorkbenchError("kernel basic_block takes a list of instructions (name, latency, "
+                             "dependencies), which --sizes cannot give: build it in Python "
+                             "(wb.kernels.basic_block([...])), or take random_basic_block "
+                             "(--sizes n=8,seed=1)")
     try:
         return _interned(json.dumps({"builder": name, **sizes}, sort_keys=True),
                          lambda: _BY_NAME[name](**sizes))
