@@ -81,6 +81,29 @@ def test_explain_names_the_culprits(tmp_path, capsys):
     assert r.returncode != 0 and "Traceback" not in r.stderr
 
 
+def test_explain_says_why_a_value_was_pruned(tmp_path, capsys):
+    """A trail whose last value earlier decisions pruned was refused
+    ("size(d13) = 64 is outside its domain"): the case a person most wants
+    explained. Two 64-thread strips on distinct thread dimensions leave n's
+    THREAD strip at most 16: the three decisions are the culprits."""
+    trail = [{"choice": "dim_kind", "objects": ["d10"], "value": "THREAD"},
+             {"choice": "size", "objects": ["d10"], "value": "64"},
+             {"choice": "dim_kind", "objects": ["d16"], "value": "LOOP"},
+             {"choice": "dim_kind", "objects": ["d13"], "value": "THREAD"},
+             {"choice": "size", "objects": ["d13"], "value": "64"}]
+    f = tmp_path / "t.json"
+    f.write_text(json.dumps(trail))
+    mm = ["--kernel", "matmul", "--sizes", "m=64,n=64,k=32", "--trail", str(f)]
+    assert main(["explain", *mm, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["verified"] and len(out["culprits"]) == 3
+    assert {c["objects"][0] for c in out["culprits"]} == {"d10", "d13"}
+    f.write_text(json.dumps([*trail[:4], {"choice": "size", "objects": ["d13"],
+                                           "value": "3"}]))  # the root has no 3
+    assert main(["explain", *mm, "--json"]) == 2
+    assert "is not a value of size" in json.loads(capsys.readouterr().out)["error"]
+
+
 def test_explain_checks_a_saved_digest(tmp_path, capsys):
     """A saved candidate whose trail replays to other domains than it was
     saved with is an error naming the digest, as for `run` and `codegen`;

@@ -359,8 +359,23 @@ def replay(root: Candidate, trail) -> tuple[list, Decision | None]:
             c = c.decide(d)
         except DeadEnd:
             return prefixes, d
+        except InvalidDecision:
+            # a value the decisions before it pruned is what a person most
+            # wants explained ("why not 64?"); it was refused as an error.
+            # One the root does not offer either (a typo) stays an error.
+            if not _pruned_by_earlier(root, d):
+                raise
+            return prefixes, d
         prefixes.append(c)
     return prefixes, None
+
+
+def _pruned_by_earlier(root: Candidate, d: Decision) -> bool:
+    """Whether the root offers every value of `d` (so that decisions before
+    it pruned one)."""
+    if (d.choice, d.objects) not in root.problem.index:
+        return False
+    return set(d.values) <= set(root.domain(d.choice, d.objects))
 
 
 def explain_trail(kernel, trail, *, space=None, choice=None, replayed=None) -> Explanation:
