@@ -18,6 +18,8 @@ def run(*args):
 def test_help():
     r = run("--help")
     assert r.returncode == 0 and "space-stats" in r.stdout
+    r = run()  # no command: the list, and a usage exit (it exited 0)
+    assert r.returncode == 2 and "space-stats" in r.stderr
 
 
 def test_space_stats_json(capsys):
@@ -143,7 +145,7 @@ def test_space_stats_from_a_trail(tmp_path, capsys):
 def test_reproduce_search_refuses_an_unknown_table(capsys):
     assert main(["reproduce-search", "--tables", "6.3,9.9", "--json"]) == 2
     out = json.loads(capsys.readouterr().out)
-    assert out["kind"] == "WorkbenchError" and "'9.9'" in out["error"]
+    assert out["kind"] == "WorkbenchError" and "table(s) 9.9;" in out["error"]
 
 
 def test_search_store_none_keeps_no_record(tmp_path, monkeypatch, capsys):
@@ -185,6 +187,8 @@ def test_a_clis_review_bad_inputs(tmp_path, capsys):
         (["search", *ax, "--budget", "0", "--store", "none"], "--budget: must be at least 1"),
         (["bound", *ax, "--trail", str(nokernel)], "names no kernel"),
         (["choices", "--kernel", "basic_block"], "takes a list of instructions"),
+        (["codegen", *ax], "give a complete --trail or --random-seed"),
+        (["reproduce-search", "--tables", "6.9"], "unknown table(s) 6.9;"),
     ]
     for argv, want in cases:
         assert main([*argv, "--json"]) == 2, argv

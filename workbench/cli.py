@@ -326,6 +326,9 @@ def cmd_choices(args) -> int:
 def cmd_codegen(args) -> int:
     from .codegen import generate
     cand = load_fixed(args)
+    if not cand.is_fixed:  # as `run` says it
+        raise WorkbenchError(f"codegen needs a fixed candidate: {cand.open_count()} choices "
+                             "are open (give a complete --trail or --random-seed)")
     g = generate(cand, "kernel")
     res = _resources(g, cand)
     if args.json:
@@ -673,17 +676,18 @@ def cmd_reproduce_search(args) -> int:
               else list(thesis.KERNELS))
     unknown = [x for x in labels if x not in thesis.KERNELS]
     if unknown:
-        raise WorkbenchError(f"unknown kernel label(s) {unknown}; known: "
+        raise WorkbenchError(f"unknown kernel label(s) {', '.join(unknown)}; known: "
                              f"{', '.join(thesis.KERNELS)}")
     tables = tuple(x.strip() for x in args.tables.split(",") if x.strip())
     bad = [x for x in tables if x not in thesis.TABLES]
     if bad or not tables:
-        raise WorkbenchError(f"unknown table(s) {bad or args.tables!r}; known: "
+        raise WorkbenchError(f"unknown table(s) {', '.join(bad) or repr(args.tables)}; known: "
                              f"{', '.join(thesis.TABLES)}")
     orders = tuple(x.strip() for x in args.orders.split(",") if x.strip())
     bad = [x for x in orders if x not in order_names()]
     if bad or not orders:
-        raise WorkbenchError(f"unknown choice order(s) {bad or args.orders!r}; known: "
+        raise WorkbenchError(f"unknown choice order(s) {', '.join(bad) or repr(args.orders)}; "
+                             "known: "
                              f"{', '.join(order_names())}")
     if args.out:
         writable(args.out, "--out")
@@ -804,9 +808,9 @@ def main(argv=None) -> int:
             ap.print_usage(sys.stderr)
         return _fail(exc, as_json)
     as_json = bool(getattr(args, "json", False))
-    if args.command is None:
-        ap.print_help()
-        return 0
+    if args.command is None:  # no command: the list of them, and a usage exit
+        ap.print_help(sys.stderr)
+        return 2
     try:
         return SUBCOMMANDS[args.command].run(args)
     except _INPUT_ERRORS as exc:

@@ -245,11 +245,7 @@ def _check_shape(what: str, shape) -> None:
 def _read_spec(spec):
     if isinstance(spec, Path) or (isinstance(spec, str) and not spec.lstrip().startswith("{")):
         from ..validate import read_json_document
-        try:
-            return read_json_document(spec, "volume spec")
-        except WorkbenchError as exc:
-            raise WorkbenchError(f"the volume spec is not JSON or cannot be read: {exc}"
-                                 ) from None
+        return read_json_document(spec, "volume spec")  # its errors name the spec
     if isinstance(spec, str):
         try:
             return json.loads(spec)
