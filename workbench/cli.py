@@ -240,8 +240,9 @@ def subcommand(name: str, help: str, arguments: Callable = lambda p: None):
 def _space_stats_args(p) -> None:
     _kernel_args(p)
     _trail_args(p)
-    p.add_argument("--descents", type=number(int, 1), default=100)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--descents", type=number(int, 1), default=100,
+                   help="random descents (default 100)")
+    p.add_argument("--seed", type=int, default=0, help="of the descents (default 0)")
     p.add_argument("--order", default="thesis", choices=order_names(),
                    help="choice order of the descents (default: the thesis's)")
     p.add_argument("--fcg", action="store_true",
@@ -456,8 +457,10 @@ def writable(path, flag: str) -> Path:
 
 def _run_args(p) -> None:
     _fixed_args(p)
-    p.add_argument("--backend", choices=("cpu", "cuda"), default="cpu")
-    p.add_argument("--samples", type=number(int, 1), default=10)
+    p.add_argument("--backend", choices=("cpu", "cuda"), default="cpu",
+                   help="cpu: the reference C; cuda: the GPU (default cpu)")
+    p.add_argument("--samples", type=number(int, 1), default=10,
+                   help="timed runs (default 10; fewer are raised to 10)")
     p.add_argument("--store", default=None,
                    help="JSON-lines record file (default runs/runs.jsonl in the data "
                         "directory); 'none': keep none")
@@ -481,7 +484,7 @@ def _calibrate_args(p) -> None:
                    help="cuda: the GPU (targets/<device>.json); cpu: this host's core as the "
                         "reference executor runs it (targets/cpu-<model>.json)")
     p.add_argument("--out", default=None, help="folder for the target file")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 @subcommand("calibrate", "measure the GPU's (or with --backend cpu this host's) bandwidths, "
@@ -495,14 +498,15 @@ def cmd_calibrate(args) -> int:
 
 
 def _campaign_args(p) -> None:
-    p.add_argument("--backend", choices=("cuda", "cpu"), default="cuda")
+    p.add_argument("--backend", choices=("cuda", "cpu"), default="cuda",
+                   help="cuda: the GPU campaign; cpu: the same pipeline on the reference C")
     p.add_argument("--minutes", type=number(float, 0, above=True), default=25.0,
                    help="time budget (default 25)")
     p.add_argument("--out", default=None,
                    help="campaign folder (default data/gpu/<device>/; cpu: data/campaign-cpu/)")
     p.add_argument("--quick", action="store_true",
                    help="small sizes and counts: the dry run the test suite makes")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="of the random candidates (default 0)")
     p.add_argument("--workers", type=number(int, 0), default=None,
                    help="processes drawing candidates (default one per core but one; 0: none)")
     p.add_argument("--stages", default="",
@@ -527,7 +531,7 @@ def _campaign_args(p) -> None:
     p.add_argument("--target", default=None,
                    help="with --report-only: the table to bound on (default: the campaign's "
                         "target.json)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 @subcommand("campaign", "everything a GPU must show, from one command: calibration, "
@@ -570,7 +574,7 @@ def cmd_campaign(args) -> int:
 
 def _search_args(p) -> None:
     _candidate_args(p)
-    p.add_argument("--backend", choices=("cpu", "cuda"), default="cpu")
+    p.add_argument("--backend", choices=("cpu", "cuda"), default="cpu", help="default cpu")
     p.add_argument("--budget", type=number(int, 1), default=200,
                    help="evaluations in all (default 200; with --resume, those before count)")
     p.add_argument("--time", type=number(float, 0, above=True), default=None,
@@ -578,14 +582,17 @@ def _search_args(p) -> None:
     p.add_argument("--workers", type=number(int, 0), default=None,
                    help="dask LocalCluster workers (default: one per core; 0: this process)")
     p.add_argument("--scheduler", default=None, help="address of an existing dask scheduler")
-    p.add_argument("--policy", choices=("tag", "uct"), default="tag")
+    p.add_argument("--policy", choices=("tag", "uct"), default="tag",
+                   help="tag: TAG (thesis eq. 6.1, default); uct: UCT")
     p.add_argument("--top-k", type=number(int, 1), default=10,
                    help="TAG: best times kept per node")
     p.add_argument("--delta", type=number(float, 0), default=1.0,
                    help="TAG: exploration constant δ")
-    p.add_argument("--order", choices=order_names(), default="thesis")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--samples", type=number(int, 1), default=10)
+    p.add_argument("--order", choices=order_names(), default="thesis",
+                   help="the choice order of descents (default thesis)")
+    p.add_argument("--seed", type=int, default=0, help="of the descents (default 0)")
+    p.add_argument("--samples", type=number(int, 1), default=10,
+                   help="timed runs per evaluation (default 10)")
     p.add_argument("--climb", type=number(int, 0), default=0, metavar="MOVES",
                    help="moves on the bound that polish each rollout's leaf before it is "
                         "measured (default 0: measured as the rollout ends)")
@@ -660,7 +667,7 @@ def _reproduce_args(p) -> None:
                    help="Knuth probes per estimate")
     p.add_argument("--chen-probes", type=number(int, 0), default=0,
                    help="Chen probes (slow) per kernel")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="of the probes (default 0)")
     p.add_argument("--orders", default="thesis",
                    help="comma-separated choice orders Table 6.3 is measured in "
                         f"(any of {', '.join(order_names())}; default thesis)")
