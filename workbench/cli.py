@@ -619,7 +619,7 @@ def cmd_search(args) -> int:
     if args.scheduler:
         from distributed import Client
         try:
-            client = Client(args.scheduler, timeout=30)
+            client = Client(args.scheduler, timeout=10)  # a closed port waited 30 s
         except (ValueError, OSError, TimeoutError) as exc:
             raise WorkbenchError(f"--scheduler {args.scheduler!r}: no dask scheduler there "
                                  f"({type(exc).__name__}: {exc})") from None
