@@ -80,7 +80,7 @@ def test_fixed_candidate_code_run_timings_and_sparsity(kernel, tmp_path):
     scatter = figs[0].data[0]
     assert len(scatter.x) == 1 and scatter.y[0] * 1e3 == pytest.approx(rec["median_ns"])
     fig = e.refresh_sparsity()
-    assert fig is not None and any(t.name == "tiles" for t in fig.data)  # the size decisions
+    assert fig is not None and any((t.name or "").startswith("tiles") for t in fig.data)
     assert e.session.best_measured_ns() == rec["median_ns"]
     # the Timings tab was replaying the shipped H200 records of this kernel
     e.panels[Tab.TIMINGS].close()
@@ -451,11 +451,15 @@ def test_the_line_under_a_filtered_list_says_what_it_leaves_out():
 
 
 _APART_ONLY_PROPAGATED = [  # matmul 64×64×32 on cpu_reference: no value moves the bound
-    # alone (rank_choices finds nothing), six of the first twelve choices' labels differ
-    ("order", ("mad", "d2"), "IN"), ("order", ("d3", "d9"), "OUT"),
-    ("order", ("d14", "d21"), "BEFORE"), ("thread_mapping", ("d11", "d24"), "OUT"),
-    ("order", ("d19", "d20"), "OUT"), ("thread_mapping", ("d26", "d27"), "NOT_THREADS"),
-    ("thread_mapping", ("d2", "d26"), "MAPPED")]
+    # alone (rank_choices finds nothing), two of the first twelve dim_kind choices' labels
+    # differ (found again by a random-order descent, seed 8, once a temporary's accesses
+    # stopped counting on CPU tables: the state before read alike there)
+    ("order", ("d2", "d3"), "OUT"), ("thread_mapping", ("d27", "d29"), "OUT"),
+    ("order", ("init", "d22"), "BEFORE"), ("thread_mapping", ("d4", "d26"), "NOT_THREADS"),
+    ("order", ("ld_b", "d3"), "BEFORE"), ("order", ("d3", "d9"), "AFTER"),
+    ("order", ("d10", "d25"), "OUT"), ("size", ("d5",), "8"), ("order", ("d17", "d26"), "IN"),
+    ("order", ("d10", "d29"), "OUT"), ("thread_mapping", ("d1", "d6"), "MAPPED"),
+    ("thread_mapping", ("d21", "d29"), "IN")]
 
 
 @pytest.mark.parametrize("target, trail, only", [("h200", [], ""),

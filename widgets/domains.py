@@ -225,6 +225,10 @@ def _warm_plotly() -> None:
     import threading
 
     def warm():
+        # pandas first: plotly reads `pandas.Series` from sys.modules, and a
+        # pandas the kernel's thread is still importing has none yet (the
+        # warm-up died on that race); importing it waits for that import
+        import pandas  # noqa: F401
         import plotly.graph_objects as go
         go.FigureWidget  # noqa: B018 -- the import is the point: its renderers, 2.5 s
         grid_figure(widget=False)  # the validators of a subplot grid of heatmaps

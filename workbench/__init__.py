@@ -36,10 +36,11 @@ from .errors import (
 )
 from .explain import Explanation, WayOut, explain, explain_trail, smallest_explanation, ways_out
 from .model import Bound, bound
+from .model.justification import fmt_time
 from .model.lookahead import lookahead, rank_choices
 from .names import choice_group, choice_label, decision_label, object_label, raw
 from .orders import ChoiceOrder, choice_order, register_order
-from .paths import data_dir
+from .paths import data_dir, shipped_data_dir
 from .runtime import (
     Backend,
     Record,
@@ -70,8 +71,9 @@ __all__ = [
     "SpaceSyntaxError", "WayOut", "WorkbenchError", "__version__", "bound", "choice_group",
     "choice_label", "choice_order", "compare", "compare_candidates", "data_dir",
     "decision_label", "descend", "evaluate", "explain", "explain_trail", "explore",
-    "find_witness", "generate", "get_backend", "kernels", "least_bound_fixed", "load_records",
+    "find_witness", "fmt_time", "generate", "get_backend", "kernels", "least_bound_fixed",
+    "load_records",
     "load_space", "lookahead", "measure_reference", "object_label", "poly", "random_fixed",
     "rank_choices", "raw", "recipes", "register_backend", "register_order", "search",
-    "smallest_explanation", "space_stats", "volume", "ways_out", "witness",
+    "shipped_data_dir", "smallest_explanation", "space_stats", "volume", "ways_out", "witness",
 ]
