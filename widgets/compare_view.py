@@ -159,13 +159,11 @@ def decisions_html(c: Comparison, ca, cb) -> str:
                     f"{td}{_domain_text(ca, d.choice, d.objects)}</td>"
                     f"{td}{html.escape('|'.join(d.values))}</td></tr>")
 
-    def ns(x):
-        return fmt_time(x) if x is not None else "—"
     where = f" on {html.escape(c.target)}" if c.target else ""
     rows.append(f"<tr style='border-top:1px solid #ccc'>{td}<i>bound</i></td>"
-                f"{td}{ns(c.bounds[0])}</td>{td}{ns(c.bounds[1])}</td></tr>")
-    rows.append(f"<tr>{td}<i>best measured{where}</i></td>{td}{ns(c.measured[0])}</td>"
-                f"{td}{ns(c.measured[1])}</td></tr>")
+                f"{td}{fmt_time(c.bounds[0])}</td>{td}{fmt_time(c.bounds[1])}</td></tr>")
+    rows.append(f"<tr>{td}<i>best measured{where}</i></td>{td}{fmt_time(c.measured[0])}</td>"
+                f"{td}{fmt_time(c.measured[1])}</td></tr>")
     return (f"<table style='font-size:12px;border-collapse:collapse'><tr><th>decision</th>"
             f"<th>{na}</th><th>{nb}</th></tr>{''.join(rows)}</table>")
 

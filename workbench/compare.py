@@ -59,10 +59,9 @@ class Comparison:
             for d in only:
                 lines.append(f"  only in {name}: {describe(d)}")
 
-        def ns(x):
-            return fmt_time(x) if x is not None else "—"
-        lines.append(f"bound: {a} {ns(self.bounds[0])}, {b} {ns(self.bounds[1])}")
-        lines.append(f"measured: {a} {ns(self.measured[0])}, {b} {ns(self.measured[1])}")
+        lines.append(f"bound: {a} {fmt_time(self.bounds[0])}, {b} {fmt_time(self.bounds[1])}")
+        lines.append(f"measured: {a} {fmt_time(self.measured[0])}, "
+                     f"{b} {fmt_time(self.measured[1])}")
         if self.code_diff is None:
             lines.append(f"code: {self.code_note}")
         else:

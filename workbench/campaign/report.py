@@ -14,6 +14,7 @@ import math
 import statistics
 from pathlib import Path
 
+from ..model.justification import fmt_time
 from ..runtime.records import RecordStore
 from ..search.thesis import fmt_speedup
 from .bounds import bounds_now, measured
@@ -351,7 +352,7 @@ def expert_table(rows, records=()) -> list:
         if not e:  # measured before records were tagged: one plan per bound
             sizes = " ".join(f"{k}={v}" for k, v in (r.get("sizes") or {}).items()
                              if k != "builder")
-            e = {"label": f"{r.get('kernel')} {sizes} (bound {_ns(r.get('bound_ns'))})"}
+            e = {"label": f"{r.get('kernel')} {sizes} (bound {fmt_time(r.get('bound_ns'))})"}
         key = (e.get("label"), json.dumps(e.get("tiles"), sort_keys=True))
         plans.setdefault(key, []).append(r)
     out = []
@@ -402,21 +403,12 @@ def with_current_bounds(s: dict, rows, target=None) -> dict:
     return s
 
 
-def _ns(v) -> str:
-    if v is None:
-        return "—"
-    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
-        if v >= scale:
-            return f"{v / scale:,.3g} {unit}"
-    return f"{v:,.3g} ns"
-
-
 def _ref_md(r: dict) -> str:
     """A row's reference: its median, and the range over its records."""
-    text = _ns(r.get("reference_ns"))
+    text = fmt_time(r.get("reference_ns"))
     lo_hi, n = r.get("reference_range_ns"), r.get("reference_records") or 0
     if lo_hi and n > 1:
-        text += f" (median of {n}: {_ns(lo_hi[0])}–{_ns(lo_hi[1])})"
+        text += f" (median of {n}: {fmt_time(lo_hi[0])}–{fmt_time(lo_hi[1])})"
     return text
 
 
@@ -492,8 +484,9 @@ def markdown(s: dict) -> str:
               "| kernel | records | ok | best | median | reference | beat it |",
               "|---|---|---|---|---|---|---|"]
     for label, x in s["random"].items():
-        lines.append(f"| {label} | {x['records']} | {x['ok']} | {_ns(x['best_ns'])} | "
-                     f"{_ns(x['median_ns'])} | {x['reference']} {_ns(x['reference_median_ns'])} "
+        lines.append(f"| {label} | {x['records']} | {x['ok']} | {fmt_time(x['best_ns'])} | "
+                     f"{fmt_time(x['median_ns'])} | {x['reference']} "
+                     f"{fmt_time(x['reference_median_ns'])} "
                      f"| {x['beat_reference']} |")
     lines += ["", "## Table 6.2: search against the reference, beside the thesis", "",
               "The reference: the median of the library's timings over every record of "
@@ -505,10 +498,10 @@ def markdown(s: dict) -> str:
         speedup = fmt_speedup(r["speedup"])
         extra = (f" ({_pct(r['share_of_copy_bandwidth'])} of copy bandwidth)"
                  if r.get("share_of_copy_bandwidth") else "")
-        lines.append(f"| {r['kernel']} | {_evaluations(r)} | {_ns(r['best_ns'])} | "
+        lines.append(f"| {r['kernel']} | {_evaluations(r)} | {fmt_time(r['best_ns'])} | "
                      f"{_ref_md(r)} | "
                      f"{speedup}{extra} | "
-                     f"{_ns(r['thesis_best_ns'])} vs {_ns(r['thesis_reference_ns'])}: "
+                     f"{fmt_time(r['thesis_best_ns'])} vs {fmt_time(r['thesis_reference_ns'])}: "
                      f"{r['thesis_speedup']:.2f}× | {GOALS.get(r['kernel'], '')} |")
     if s.get("forced"):
         lines += ["", "## Forced by hand, searched for the rest (the `forced` stage)", "",
@@ -531,9 +524,9 @@ def markdown(s: dict) -> str:
             if r.get("beat_ns"):  # the search below the recipes: what it had to beat
                 won = ("nothing measured" if not r["best_ns"] else "beat it"
                        if r["best_ns"] < r["beat_ns"] else "did not beat it")
-                plan += f" (to beat: {_ns(r['beat_ns'])}; {won}; {r.get('stopped') or '—'})"
+                plan += f" (to beat: {fmt_time(r['beat_ns'])}; {won}; {r.get('stopped') or '—'})"
             lines.append(f"| {plan} | {r['open_choices']} | {_evaluations(r)} | "
-                         f"{_ns(r['best_ns'])} | {r['reference'] or ''} {_ref_md(r)} "
+                         f"{fmt_time(r['best_ns'])} | {r['reference'] or ''} {_ref_md(r)} "
                          f"| {speedup}{extra} | {GOALS.get(r['kernel'], '')} |")
     if s.get("expert"):
         lines += ["", "## Forced by hand: the expert kernels (benchmarks/gpu_expert.py)", "",
@@ -543,9 +536,10 @@ def markdown(s: dict) -> str:
             tiles = ", ".join(f"{k} {v}" for k, v in (x["tiles"] or {}).items()) or "—"
             speedup = fmt_speedup(x["speedup"])
             lines.append(f"| {x['label']} | {tiles} | {x['ok']} of {x['records']} | "
-                         f"{_ns(x['best_ns'])} | {_ns(x['fastest_ns'])} | {_ns(x['bound_ns'])} "
+                         f"{fmt_time(x['best_ns'])} | {fmt_time(x['fastest_ns'])} | "
+                         f"{fmt_time(x['bound_ns'])} "
                          f"| {x['reference']} {_ref_md(x)}"
-                         + (f"; its own runs {_ns(x['reference_own_ns'])}"
+                         + (f"; its own runs {fmt_time(x['reference_own_ns'])}"
                             if x.get("reference_records", 0) > 1
                             and x.get("reference_own_ns") != x["reference_ns"] else "")
                          + f" | {speedup} |")
@@ -558,7 +552,7 @@ def markdown(s: dict) -> str:
                   "about twice as slow as the one below.", "",
                   "| kernel | median | bytes/s | of the fastest copy |", "|---|---|---|---|"]
         for r in s["copy"]:
-            lines.append(f"| {r['kernel']} | {_ns(r['median_ns'])} | "
+            lines.append(f"| {r['kernel']} | {fmt_time(r['median_ns'])} | "
                          f"{r['bytes_per_s_median'] / 1e12:.2f} TB/s | "
                          f"{_pct(r['share_of_best_copy'])} |")
     p = s["ptxas"]

@@ -79,9 +79,12 @@ def _plain(v):
     return v
 
 
-def fmt_time(ns: float, digits: int = 3) -> str:
+def fmt_time(ns: float | None, digits: int = 3) -> str:
     """A time in ns, ms or µs with `digits` significant digits (the explorer's
-    value buttons use 4: children of one candidate often differ in the 4th)."""
+    value buttons use 4: children of one candidate often differ in the 4th);
+    "—" for None (nothing measured or bounded: tables print it so)."""
+    if ns is None:
+        return "—"
     if ns >= 1e9:
         return f"{ns / 1e9:,.{digits}g} s"
     if ns >= 1e6:

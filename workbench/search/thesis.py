@@ -31,6 +31,7 @@ import time
 
 from ..candidate import Candidate
 from ..kernels import build_kernel
+from ..model.justification import fmt_time
 from ..orders import descent_order
 from .estimate import Estimate, chen, knuth, mean_depth, nodes_at, space_size
 
@@ -159,12 +160,6 @@ def _fmt(x) -> str:
     return f"{x:.0f}" if float(x).is_integer() else f"{x:.1f}"
 
 
-def _time(ns) -> str:
-    """A run time as a person reads it ("415.4 µs"; it printed 4.15e+05 ns)."""
-    from ..model.justification import fmt_time
-    return "—" if ns is None else fmt_time(ns, 4)
-
-
 def _est(d: dict) -> str:
     return f"{_fmt(d['value'])} ± {_fmt(d['ci95'])}"
 
@@ -207,14 +202,14 @@ def render(result: dict) -> str:
         for device, rows in result["table_6_2"]["campaigns"].items():
             for r in rows:
                 sp = fmt_speedup(r.get("speedup"))
-                out.append(f"  {device} {r['kernel']:<15} best {_time(r.get('best_ns'))}, "
-                           f"reference {_time(r.get('reference_ns'))}: {sp} | "
+                out.append(f"  {device} {r['kernel']:<15} best {fmt_time(r.get('best_ns'), 4)}, "
+                           f"reference {fmt_time(r.get('reference_ns'), 4)}: {sp} | "
                            f"{r['thesis_speedup']:.2f}×")
         for device, rows in (result["table_6_2"].get("forced") or {}).items():
             for r in rows:  # the campaign's forced stage: a recipe, a search for the rest
                 got = (f"does not apply: {r['error']}" if r.get("error") else
-                       f"best {_time(r.get('best_ns'))}, reference "
-                       f"{_time(r.get('reference_ns'))}: "
+                       f"best {fmt_time(r.get('best_ns'), 4)}, reference "
+                       f"{fmt_time(r.get('reference_ns'), 4)}: "
                        + fmt_speedup(r.get("speedup")))
                 out.append(f"  {device} forced {r['plan']}: {got}")
     if "table_6_3" in result:
