@@ -91,6 +91,37 @@ def fma_flags() -> list:
     return _FMA[cc]
 
 
+_KEEP: dict = {}
+# gcc -O1 completely unrolls a constant-trip loop when its estimate says the
+# code does not grow (measured: trips of 2, even around a loop of 8, are
+# unrolled; 3 or more kept); with no instruction allowed in a completely
+# peeled loop it unrolls none, so every loop of the reference C runs as printed
+KEEP_LOOPS = ["--param", "max-completely-peeled-insns=0"]
+UNROLLED_TRIP = 4  # the least trip count kept without KEEP_LOOPS (a margin over 3)
+
+
+def keep_loops_flags() -> list:
+    """KEEP_LOOPS where the C compiler takes it (checked once), else []."""
+    cc = _cc()
+    if cc not in _KEEP:
+        with tempfile.TemporaryDirectory(prefix="wb_keep_") as tmp:
+            d = Path(tmp)
+            (d / "t.c").write_text("int f(int n) { int s = 0; for (int i = 0; i < 2; ++i) "
+                                   "s += n; return s; }\n")
+            ok = subprocess.run([cc, "-O1", *KEEP_LOOPS, "-Werror", "-c", "-o",
+                                 str(d / "t.o"), str(d / "t.c")],
+                                capture_output=True, check=False).returncode == 0
+        _KEEP[cc] = list(KEEP_LOOPS) if ok else []
+    return _KEEP[cc]
+
+
+def kept_trip() -> int:
+    """The least trip count of a loop the reference C surely runs as a loop
+    (the CPU bound's loop-control term counts those): 2 where the compiler
+    keeps every loop (`keep_loops_flags`), else `UNROLLED_TRIP`."""
+    return 2 if keep_loops_flags() else UNROLLED_TRIP
+
+
 def build_c(sources: list[str], workdir: str | Path, openmp: bool = True) -> Path:
     """Compile C functions into one shared library in `workdir` without
     loading it (the CPU backend loads it in a child process); its path."""
@@ -100,8 +131,8 @@ def build_c(sources: list[str], workdir: str | Path, openmp: bool = True) -> Pat
     src.write_text(C_PRELUDE + "\n".join(sources))
     omp = [openmp_flag()] if openmp and openmp_flag() else []
     # -ffp-contract=off: fmaf() is the only fused multiply-add, as on the GPU
-    _run([cc, "-O1", "-shared", "-fPIC", "-ffp-contract=off", *fma_flags(), *omp, "-o",
-          str(lib), str(src), "-lm"], "C compilation")
+    _run([cc, "-O1", *keep_loops_flags(), "-shared", "-fPIC", "-ffp-contract=off",
+          *fma_flags(), *omp, "-o", str(lib), str(src), "-lm"], "C compilation")
     return lib
 
 

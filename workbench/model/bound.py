@@ -98,6 +98,7 @@ class _Model:
         self._user_map: dict | None = None
         self._usage: dict = {}
         self._counted: dict = {}
+        self._kept: dict = {}  # temporary -> whether the reference C keeps its accesses
 
     # ------------------------------------------------- local analysis
     def forwarded(self, s) -> bool:
@@ -107,9 +108,41 @@ class _Model:
         after it (an axpy 2^16 search's best ran 18.8 µs where the model,
         counting 9 accesses an element, six of them a temporary's, bounded
         it at 23.8 µs on `cpu_reference` and 25.8 µs on the host's own
-        table). It costs nothing and takes no time there; CUDA keeps such
-        accesses (shared memory across a barrier, `asm` for global)."""
-        return self.hw.runs == "cpu" and s.is_mem() and s.array.temporary
+        table). It costs nothing and takes no time there, unless the C
+        surely keeps it (`kept`); CUDA keeps such accesses (shared memory
+        across a barrier, `asm` for global)."""
+        if self.hw.runs != "cpu" or not s.is_mem() or not s.array.temporary:
+            return False
+        got = self._kept.get(s.array.name)
+        if got is None:
+            got = self._kept[s.array.name] = self.kept(s.array)
+        return not got
+
+    def kept(self, a) -> bool:
+        """The reference C surely stores temporary `a` and loads it back from
+        memory: one of its pairs is not fused, and its dimension on one side
+        is surely a C loop (a sequential kind) of at least `loop_min_trip`
+        iterations (the compiler keeps such loops) that does not enclose the
+        access on the other side. The store's value then comes out of a loop
+        the compiler cannot see through (-O1 neither fuses loops nor
+        replaces arrays by scalars), and it indexes the temporary along that
+        dimension, so no store moves out of the loop either
+        (`codegen.tree.temp_pairs`)."""
+        st = ld = None
+        for i in self.insts:
+            if i.array is a:
+                st, ld = (i, ld) if i.op == "store" else (st, i)
+        if st is None or ld is None:
+            return False
+        least = max(self.hw.loop_min_trip, 2)
+        for p in a.pairs:
+            if self.f.may_merge(p[0], p[1]):
+                continue
+            for d, other in ((p[0], ld), (p[1], st)):
+                if self.f.kinds(d) <= SEQUENTIAL and self.f.sizes(d)[0] >= least \
+                        and Order.OUT not in self.f.order(d, other):
+                    return True
+        return False
 
     def latency(self, s) -> float:
         if self.forwarded(s):

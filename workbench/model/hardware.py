@@ -108,6 +108,11 @@ def hardware(target: str | Target | Hardware) -> Hardware:
         if bad:
             raise WorkbenchError(f"target {t.name!r}: resources {bad} at level {lvl} must be "
                                  "positive numbers")
+    if hw.runs == "cpu":
+        # the table's trip assumes the reference C's flags; a compiler that
+        # does not take them may unroll short loops
+        from ..codegen.compile import kept_trip
+        hw = replace(hw, loop_min_trip=max(hw.loop_min_trip, kept_trip()))
     t.__dict__["_hardware"] = hw
     return hw
 
