@@ -64,6 +64,9 @@ def test_parse_errors_point_at_line_and_column(text, line, col, fragment):
       "choice integer n($a in Insts):\n \"[1, 2]\"\nend\n"
       "require forall $a in Insts: x($a) == n($a)"), "compare only with"),
     ("set Sub subsetof Insts:\nend", "needs 'iterator' or 'from_superset'"),
+    # a set's error names the line it is defined on, as a constraint's does
+    ("\n\nset Sub subsetof Nothing:\n iterator = \"$fun.x()\"\nend",
+     "set Sub (t.space:7): unknown superset Nothing"),  # HEADER takes 4 lines
     ("choice enum x($a in Insts):\n value A:\n alias A = A:\nend", "clashes"),
     ('require forall $a in Insts: "$b.ok()"', "unbound $b"),
 ])

@@ -127,6 +127,10 @@ def grid_figure(n_order: int = 5, cand=None, widget: bool = True):
     hidden tab and updated later showed empty axes); `n_order`: how many
     values the `order` choice has; `cand` None: placeholders for
     `update_grids`. Trace 0 is the order grid, trace 1 the kinds."""
+    # pandas first, here too: plotly reads `pandas.Series` from sys.modules, and
+    # while the warm-up thread imports pandas that module is half made; an
+    # import statement waits for it to finish
+    import pandas  # noqa: F401
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
     colors = ["#bbbbbb", *(_PALETTE[k % len(_PALETTE)] for k in range(n_order))]

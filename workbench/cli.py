@@ -365,22 +365,29 @@ def _bound_args(p) -> None:
                      "with its justification tree", _bound_args)
 def cmd_bound(args) -> int:
     from .model import bound
+    from .model.justification import fmt_time
     from .model.lookahead import lookahead
+    from .names import choice_label
     cand = load_candidate(args)
     b = bound(cand, args.target)
     out = {"value_ns": b.value_ns, "justification": b.justification.to_dict(),
            "target": b.target, "levels": b.levels}
     if args.lookahead:
         name, _, objs = args.lookahead.partition(":")
-        kids = lookahead(cand, name, tuple(filter(None, objs.split(","))),
-                         args.target, parent=b)
+        objs = tuple(filter(None, objs.split(",")))
+        kids = lookahead(cand, name, objs, args.target, parent=b)
         out["lookahead"] = {c.value: (c.value_ns if c.bound else None) for c in kids}
     if args.json:
         print(json.dumps(out))
     else:
         print(b.justification.render(depth=4))
-        for v, ns in out.get("lookahead", {}).items():
-            print(f"  {args.lookahead} = {v}: {'dead end' if ns is None else f'{ns:,.0f} ns'}")
+        if args.lookahead:
+            print(f"each value of {choice_label(cand, name, objs)} ({args.lookahead}):")
+            # sizes in numeric order, other values as the engine lists them
+            vals = sorted(out["lookahead"], key=lambda v: (0, int(v)) if v.isdigit() else (1, 0))
+            for v in vals:
+                ns = out["lookahead"][v]
+                print(f"  {v}: {'dead end' if ns is None else fmt_time(ns, 4)}")
     return 0
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..errors import WorkbenchError
-from .justification import Justification
+from .justification import Justification, fmt_time
 
 
 @dataclass
@@ -31,7 +31,7 @@ class Bound:
                 "levels": self.levels, "justification": self.justification.to_dict()}
 
     def _repr_html_(self) -> str:
-        return (f"<div><b>lower bound {self.value_ns:,.0f} ns</b> on {self.target}"
+        return (f"<div><b>lower bound {fmt_time(self.value_ns, 4)}</b> on {self.target}"
                 f"{self.justification._repr_html_()}</div>")
 
     def __repr__(self) -> str:

@@ -44,6 +44,7 @@ from .justification import (
     Justification,
     chain_node,
     dependency_node,
+    fmt_time,
     loop_node,
     parallelism_node,
     usage_node,
@@ -70,8 +71,8 @@ def gpu_bound(cand, target=None, parent: Bound | None = None, override: dict | N
     raw, just = m.run()
     value = raw if parent is None else max(raw, parent.value_ns)
     if parent is not None and raw < parent.value_ns:
-        just = Justification("Bound", value, f"the parent's bound ({value:,.0f} ns): the model "
-                             f"gives {raw:,.0f} ns for this candidate alone",
+        just = Justification("Bound", value, f"the parent's bound ({fmt_time(value, 4)}): the "
+                             f"model gives {fmt_time(raw, 4)} for this candidate alone",
                              {"raw_ns": raw}, [parent.justification, just])
     return Bound(value, raw, just, hw.name, m.level_ns, frozenset(f.reads))
 
@@ -981,25 +982,26 @@ class _Model:
                                  "resources and the longest dependency chain of a thread",
                                  {"level": LEVELS[level]}, terms)
             self.level_ns[LEVELS[level]] = b_ns
-        just.text = f"lower bound {b_ns:,.1f} ns on {self.hw.name}: " + just.children[0].text
+        just.text = f"lower bound {fmt_time(b_ns, 4)} on {self.hw.name}: " + just.children[0].text
         floor = self.hw.ns(self.hw.launch_floor_cycles)
         if floor > b_ns:
             # a calibrated GPU: no kernel is timed shorter than an empty one
             # (measured the backend's way: `calibrate`, `cuda.time_launches`)
             node = Justification("Launch", floor, f"an empty kernel, timed as every candidate "
-                                 f"is on this device: {floor:,.1f} ns", {})
+                                 f"is on this device: {fmt_time(floor, 4)}", {})
             b_ns = self.level_ns["gpu"] = floor
-            just = Justification("Bound", b_ns, f"lower bound {b_ns:,.1f} ns on {self.hw.name}: "
-                                 "no kernel runs faster than an empty one",
+            just = Justification("Bound", b_ns, f"lower bound {fmt_time(b_ns, 4)} on "
+                                 f"{self.hw.name}: no kernel runs faster than an empty one",
                                  {"level": "gpu"}, [node, just])
         if self.hw.launch_cycles > 0:
             # the call of the kernel precedes everything it runs (a calibrated
             # CPU target: the cheapest call of a C function through ctypes)
             call = self.hw.ns(self.hw.launch_cycles)
-            node = Justification("Launch", call, f"calling the kernel: {call:,.1f} ns", {})
+            node = Justification("Launch", call, f"calling the kernel: {fmt_time(call, 4)}", {})
             b_ns += call
-            just = Justification("Bound", b_ns, f"lower bound {b_ns:,.1f} ns on {self.hw.name}: "
-                                 f"{just.children[0].text}, after the call of the kernel",
+            just = Justification("Bound", b_ns, f"lower bound {fmt_time(b_ns, 4)} on "
+                                 f"{self.hw.name}: {just.children[0].text}, after the call "
+                                 "of the kernel",
                                  {"level": "gpu"}, [*just.children, node])
         return b_ns, just
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ..errors import SpaceError
 from . import ast
+from .lexer import Source
 from .parser import parse
 from .snippet import Snippet
 
@@ -189,6 +190,8 @@ class Space:
             c.index = i
 
     def _build_sets(self, spec: ast.Specification) -> None:
+        # where each set is defined, for the errors below (file:line)
+        self._set_pos = {s.name: s.pos for s in (*spec.sets, *spec.quotients)}
         for s in spec.sets:
             self._add_set(s.name, s.param, s.superset, s.disjoint, s.entries, None)
         for q in spec.quotients:
@@ -197,21 +200,29 @@ class Space:
             self._check_set(s)
         for s in self.sets.values():  # cycles in subsetof
             if not self.is_subset(s.name, self.root(s.name)):
-                raise SpaceError(f"set {s.name}: cyclic 'subsetof'")
+                raise SpaceError(f"{self._set_at(s.name)}: cyclic 'subsetof'")
+
+    def _set_at(self, name: str) -> str:
+        """"set NAME (file.space:LINE)", as the checker names a constraint."""
+        pos = self._set_pos.get(name)
+        if pos is None or not self.text:
+            return f"set {name}"
+        return f"set {name} ({self.name}:{Source(self.text, self.name).linecol(pos)[0]})"
 
     def _check_set(self, s: SetInfo) -> None:
+        at = self._set_at(s.name)
         if s.superset is not None and s.superset not in self.sets:
-            raise SpaceError(f"set {s.name}: unknown superset {s.superset}")
+            raise SpaceError(f"{at}: unknown superset {s.superset}")
         for d in s.disjoint:
             if d not in self.sets:
-                raise SpaceError(f"set {s.name}: unknown disjoint set {d}")
+                raise SpaceError(f"{at}: unknown disjoint set {d}")
         if s.quotient is None:
             if s.superset is None and "iterator" not in s.entries:
-                raise SpaceError(f"set {s.name} needs an 'iterator' entry")
+                raise SpaceError(f"{at} needs an 'iterator' entry")
             if s.superset is not None and not ({"iterator", "from_superset"} & set(s.entries)):
-                raise SpaceError(f"subset {s.name} needs 'iterator' or 'from_superset'")
+                raise SpaceError(f"{at}: a subset needs 'iterator' or 'from_superset'")
         if s.param is not None:
-            self._check_binding_set(s.param, {}, f"set {s.name}")
+            self._check_binding_set(s.param, {}, at)
 
     def _add_trigger(self, t, i: int) -> None:
         foralls, extra = self._lower_foralls(t.foralls, positive=True)
