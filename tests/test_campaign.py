@@ -57,8 +57,12 @@ def test_dry_run_every_stage(dry_run):
     out, s, elapsed, _ = dry_run
     assert s["stages"] == {k: "done" for k in STAGES}
     for f in ("records.jsonl", "campaign.json", "summary.json", "report.md", "fig_5_1.svg",
-              "bound_vs_measured.svg"):
+              "bound_vs_measured.svg", "target.json"):
         assert (out / f).exists(), f
+    # the folder keeps the table its bounds were taken on (docs/cli.md)
+    table = json.loads((out / "target.json").read_text())
+    state = json.loads((out / "campaign.json").read_text())
+    assert table["name"] == state["stages"]["calibration"]["target"] and table["runs"] == "cpu"
     assert set(s["correctness"]) == {"axpy", "matmul"}
     assert all(c.get("ok") for c in s["correctness"].values())
     assert set(s["random"]) == {"matmul 256", "axpy 2^26"}

@@ -189,6 +189,7 @@ def test_a_clis_review_bad_inputs(tmp_path, capsys):
         (["choices", "--kernel", "basic_block"], "takes a list of instructions"),
         (["codegen", *ax], "give a complete --trail or --random-seed"),
         (["reproduce-search", "--tables", "6.9"], "unknown table(s) 6.9;"),
+        (["campaign", "--draw-only", "--out", str(tmp_path / "c")], "--out names"),
     ]
     for argv, want in cases:
         assert main([*argv, "--json"]) == 2, argv
@@ -201,6 +202,15 @@ def test_a_clis_review_bad_inputs(tmp_path, capsys):
     assert main(["bound", "--kernel", "random_basic_block", "--sizes", "n=5,seed=7"]) == 0
     text = capsys.readouterr().out
     assert "cycles]" in text and " ns]" not in text
+    # a bound's headline and its look-ahead print times, the choice in words
+    assert main(["bound", "--kernel", "matmul", "--sizes", "m=1024,n=1024,k=1024",
+                 "--lookahead", "size:d0"]) == 0
+    text = capsys.readouterr().out
+    head, _, tail = text.partition("each value of size: ld_a · m · tile 0 (size:d0):")
+    assert head.startswith("- lower bound 35.11 µs on h200"), head[:80]
+    lines = tail.strip().splitlines()
+    assert [x.split(":")[0].strip() for x in lines] == [str(2 ** k) for k in range(3, 11)]
+    assert all(x.endswith("µs") for x in lines)
 
 
 def test_bad_input_is_named_never_a_traceback(tmp_path, capsys):

@@ -428,8 +428,10 @@ def cmd_climb(args) -> int:
     if args.json:
         print(json.dumps(out))
     else:
-        unit = "cycles" if out["target"].endswith("(cycles)") else "ns"  # a basic block's
-        print(f"bound {c.start_ns:,.0f} {unit} -> {c.bound_ns:,.0f} {unit} on {out['target']} in "
+        from .model.justification import fmt_time
+        cycles = out["target"].endswith("(cycles)")  # a basic block's
+        shown = (lambda x: f"{x:,.0f} cycles") if cycles else (lambda x: fmt_time(x, 4))
+        print(f"bound {shown(c.start_ns)} -> {shown(c.bound_ns)} on {out['target']} in "
               f"{c.steps} moves ({c.failed} reached no implementation)"
               + (f"; written to {args.out}" if args.out else ""))
     return 0
@@ -560,6 +562,10 @@ def cmd_campaign(args) -> int:
             opts[name] = getattr(args, name)
     if args.report_only and args.draw_only:
         raise WorkbenchError("campaign: --report-only and --draw-only exclude each other")
+    if args.draw_only and args.out:
+        raise WorkbenchError("campaign --draw-only writes its trails where a campaign reads "
+                             "them (campaign/drawn/ in the data directory, WORKBENCH_DATA to "
+                             "move it); --out names a campaign's own folder")
     if args.target is not None and not args.report_only:
         raise WorkbenchError("campaign --target is read with --report-only only (a campaign "
                              "bounds on the table its calibration writes)")

@@ -357,8 +357,11 @@ def stage_calibration(camp: Campaign) -> None:
             from ..runtime import calibrate as cal
             if hasattr(cal, "calibrate_cpu"):
                 path = cal.calibrate_cpu()
-                (camp.out / "target.json").write_text(path.read_text())
                 note = f"host calibrated: {path}"
+        # the folder keeps the table its bounds were taken on, as a GPU's does
+        # (the calibrated one, or `cpu_reference` in a quick run)
+        (camp.out / "target.json").write_text(
+            json.dumps(load_target(camp.backend.target).raw, indent=2) + "\n")
         camp.finish("calibration", "done", t0, target=camp.backend.target, note=note)
         return
     from ..runtime.calibrate import calibrate
