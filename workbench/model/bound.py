@@ -675,10 +675,11 @@ class _Model:
         return chain_node(self.hw, path, cycles, kids, "in one thread")
 
     def loop_chains(self) -> list[tuple]:
-        """Surely sequential (LOOP) dimensions: each iteration waits for the
-        dependencies its body carries within the iteration (in-order issue;
-        LOOP dims are printed with `#pragma unroll 1`). (dimension, its
-        LoopLevel node) for each."""
+        """Surely sequential (LOOP) dimensions: on a GPU each iteration waits
+        for the dependencies its body carries within the iteration (in-order
+        issue; LOOP dims are printed with `#pragma unroll 1`); on a CPU only
+        for a reduction along the loop. (dimension, its LoopLevel node) for
+        each."""
         f = self.f
         edges, chains = self.deps
         # a GPU issues a warp's instructions in order, so an iteration waits
