@@ -47,24 +47,30 @@ def _cc() -> str:
     return cc
 
 
-_OPENMP: dict = {}
+_PROBED: dict = {}
+
+
+def _compiles(source: str, flags: list, link: bool = False) -> bool:
+    """Whether the C compiler builds `source` with `flags` (a shared
+    library if `link`, else an object file); asked once per compiler."""
+    cc = _cc()
+    key = (cc, source, tuple(flags), link)
+    if key not in _PROBED:
+        with tempfile.TemporaryDirectory(prefix="wb_probe_") as tmp:
+            d = Path(tmp)
+            (d / "t.c").write_text(source)
+            out = ["-shared", "-fPIC", "-o", str(d / "t.so")] if link \
+                else ["-c", "-o", str(d / "t.o")]
+            _PROBED[key] = subprocess.run([cc, *flags, *out, str(d / "t.c")],
+                                          capture_output=True, check=False).returncode == 0
+    return _PROBED[key]
 
 
 def openmp_flag() -> str | None:
     """-fopenmp when the C compiler supports it (checked once), else None."""
-    cc = _cc()
-    if cc not in _OPENMP:
-        with tempfile.TemporaryDirectory(prefix="wb_omp_") as tmp:
-            d = Path(tmp)
-            (d / "t.c").write_text("#include <omp.h>\n"
-                                   "int f(void) { return omp_get_max_threads(); }\n")
-            got = subprocess.run([cc, "-fopenmp", "-shared", "-fPIC", "-o", str(d / "t.so"),
-                                  str(d / "t.c")], capture_output=True, check=False)
-        _OPENMP[cc] = "-fopenmp" if got.returncode == 0 else None
-    return _OPENMP[cc]
-
-
-_FMA: dict = {}
+    ok = _compiles("#include <omp.h>\nint f(void) { return omp_get_max_threads(); }\n",
+                   ["-fopenmp"], link=True)
+    return "-fopenmp" if ok else None
 
 
 def fma_flags() -> list:
@@ -73,25 +79,16 @@ def fma_flags() -> list:
     implementation the same ~1.5 ns per FMA and hide what its decisions
     change). -O1 does not vectorise, so the code stays scalar, within the
     `cpu_reference` table's per-cycle rates."""
-    cc = _cc()
-    if cc not in _FMA:
-        try:
-            host = " ".join(Path("/proc/cpuinfo").read_text().split())
-        except OSError:
-            host = ""
-        ok = False
-        if " fma " in f" {host} ":
-            with tempfile.TemporaryDirectory(prefix="wb_fma_") as tmp:
-                d = Path(tmp)
-                (d / "t.c").write_text("#include <math.h>\nfloat f(float a, float b, float c)"
-                                       " { return fmaf(a, b, c); }\n")
-                ok = subprocess.run([cc, "-mfma", "-c", "-o", str(d / "t.o"), str(d / "t.c")],
-                                    capture_output=True, check=False).returncode == 0
-        _FMA[cc] = ["-mfma"] if ok else []
-    return _FMA[cc]
+    try:
+        host = " ".join(Path("/proc/cpuinfo").read_text().split())
+    except OSError:
+        host = ""
+    ok = " fma " in f" {host} " and _compiles(
+        "#include <math.h>\nfloat f(float a, float b, float c) { return fmaf(a, b, c); }\n",
+        ["-mfma"])
+    return ["-mfma"] if ok else []
 
 
-_KEEP: dict = {}
 # gcc -O1 completely unrolls a constant-trip loop when its estimate says the
 # code does not grow (measured: trips of 2, even around a loop of 8, are
 # unrolled; 3 or more kept); with no instruction allowed in a completely
@@ -102,17 +99,9 @@ UNROLLED_TRIP = 4  # the least trip count kept without KEEP_LOOPS (a margin over
 
 def keep_loops_flags() -> list:
     """KEEP_LOOPS where the C compiler takes it (checked once), else []."""
-    cc = _cc()
-    if cc not in _KEEP:
-        with tempfile.TemporaryDirectory(prefix="wb_keep_") as tmp:
-            d = Path(tmp)
-            (d / "t.c").write_text("int f(int n) { int s = 0; for (int i = 0; i < 2; ++i) "
-                                   "s += n; return s; }\n")
-            ok = subprocess.run([cc, "-O1", *KEEP_LOOPS, "-Werror", "-c", "-o",
-                                 str(d / "t.o"), str(d / "t.c")],
-                                capture_output=True, check=False).returncode == 0
-        _KEEP[cc] = list(KEEP_LOOPS) if ok else []
-    return _KEEP[cc]
+    ok = _compiles("int f(int n) { int s = 0; for (int i = 0; i < 2; ++i) s += n; "
+                   "return s; }\n", ["-O1", *KEEP_LOOPS, "-Werror"])
+    return list(KEEP_LOOPS) if ok else []
 
 
 def kept_trip() -> int:
