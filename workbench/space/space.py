@@ -210,19 +210,19 @@ class Space:
         return f"set {name} ({self.name}:{Source(self.text, self.name).linecol(pos)[0]})"
 
     def _check_set(self, s: SetInfo) -> None:
-        at = self._set_at(s.name)
         if s.superset is not None and s.superset not in self.sets:
-            raise SpaceError(f"{at}: unknown superset {s.superset}")
+            raise SpaceError(f"{self._set_at(s.name)}: unknown superset {s.superset}")
         for d in s.disjoint:
             if d not in self.sets:
-                raise SpaceError(f"{at}: unknown disjoint set {d}")
+                raise SpaceError(f"{self._set_at(s.name)}: unknown disjoint set {d}")
         if s.quotient is None:
             if s.superset is None and "iterator" not in s.entries:
-                raise SpaceError(f"{at} needs an 'iterator' entry")
+                raise SpaceError(f"{self._set_at(s.name)} needs an 'iterator' entry")
             if s.superset is not None and not ({"iterator", "from_superset"} & set(s.entries)):
-                raise SpaceError(f"{at}: a subset needs 'iterator' or 'from_superset'")
+                raise SpaceError(f"{self._set_at(s.name)}: a subset needs 'iterator' or "
+                                 "'from_superset'")
         if s.param is not None:
-            self._check_binding_set(s.param, {}, at)
+            self._check_binding_set(s.param, {}, f"set {s.name}")
 
     def _add_trigger(self, t, i: int) -> None:
         foralls, extra = self._lower_foralls(t.foralls, positive=True)
