@@ -51,6 +51,39 @@ def test_reference_matches_numpy(drawn, tmp_path):
     assert len(cands) >= n_drawn()
 
 
+def test_the_reference_c_keeps_every_loop(drawn, tmp_path):
+    """The CPU bound counts a back-edge for every C loop of 2 iterations or
+    more (`hardware.loop_min_trip` 2 on `cpu_reference`). gcc -O1 completely
+    unrolls trips of 2 when its estimate says the code does not grow (20 of
+    20 batched-matmul descents had one); the reference C's flags
+    (`compile.KEEP_LOOPS`) stop it. Asked what it optimised, the compiler
+    names no completely unrolled loop in the drawn implementations, compiled
+    as the executor compiles them."""
+    import re
+    import subprocess
+
+    from workbench.codegen.compile import C_PRELUDE, _cc, fma_flags, keep_loops_flags
+    if not keep_loops_flags():
+        pytest.skip("the C compiler does not take --param max-completely-peeled-insns")
+    assert hardware("cpu_reference").loop_min_trip == 2
+
+    def unrolled(source, flags):
+        (tmp_path / "t.c").write_text(source)
+        got = subprocess.run([_cc(), "-O1", *flags, "-ffp-contract=off", *fma_flags(),
+                              "-fopt-info-loop-optimized", "-c", "-o", str(tmp_path / "t.o"),
+                              str(tmp_path / "t.c")], capture_output=True, text=True, check=True)
+        return re.findall(r"loop with \d+ iterations completely unrolled", got.stderr)
+
+    # the control: without the flags, a loop of 2 is unrolled and reported
+    two = "void f(float* z) { for (int i = 0; i < 2; ++i) z[i] = 1.0f; }\n"
+    if not unrolled(two, []):
+        pytest.skip("this compiler does not report complete unrolling in these words")
+    assert not unrolled(two, keep_loops_flags())
+    name, cands = drawn
+    source = C_PRELUDE + "\n".join(c for _, _, c, _, _, _ in cands)
+    assert not unrolled(source, keep_loops_flags()), name
+
+
 def test_cuda_compiles(drawn, tmp_path):
     if nvcc_path() is None:
         pytest.skip("nvcc is not installed")

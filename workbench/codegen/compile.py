@@ -4,6 +4,7 @@ through ctypes), CUDA C with nvcc (a compile check where no GPU exists)."""
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
 import os
 import re
@@ -73,17 +74,22 @@ def openmp_flag() -> str | None:
     return "-fopenmp" if ok else None
 
 
+@functools.cache  # once per process: build_c asks at every compilation
+def _host_has_fma() -> bool:
+    try:
+        host = " ".join(Path("/proc/cpuinfo").read_text().split())
+    except OSError:
+        return False
+    return " fma " in f" {host} "
+
+
 def fma_flags() -> list:
     """`-mfma` where the host and compiler have fused multiply-add, so that
     fmaf() is one instruction and not a libm call (which would cost every
     implementation the same ~1.5 ns per FMA and hide what its decisions
     change). -O1 does not vectorise, so the code stays scalar, within the
     `cpu_reference` table's per-cycle rates."""
-    try:
-        host = " ".join(Path("/proc/cpuinfo").read_text().split())
-    except OSError:
-        host = ""
-    ok = " fma " in f" {host} " and _compiles(
+    ok = _host_has_fma() and _compiles(
         "#include <math.h>\nfloat f(float a, float b, float c) { return fmaf(a, b, c); }\n",
         ["-mfma"])
     return ["-mfma"] if ok else []

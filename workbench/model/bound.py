@@ -135,7 +135,7 @@ class _Model:
                 st, ld = (i, ld) if i.op == "store" else (st, i)
         if st is None or ld is None:
             return False
-        least = max(self.hw.loop_min_trip, 2)
+        least = self.hw.least_loop_trip
         for p in a.pairs:
             if self.f.may_merge(p[0], p[1]):
                 continue
@@ -578,7 +578,7 @@ class _Model:
             kinds = f.kinds(d)
             if not kinds or not (kinds == {DimKind.LOOP} if cuda else kinds <= SEQUENTIAL):
                 continue
-            if f.sizes(d)[0] < max(2, self.hw.loop_min_trip):
+            if f.sizes(d)[0] < self.hw.least_loop_trip:
                 continue
             nest = [e for e in _nest(d) if e is not d and f.order(e, d) == {Order.OUT}]
             per_level = [f.size_min([d] + [e for e in nest if self.counts_at(e, lv)])
@@ -605,7 +605,7 @@ class _Model:
 
     def _c_loops(self, level: int) -> dict:
         """The C loops of a fixed candidate's reference C (`cloops.c_loops`)."""
-        return c_loops(self.impl, level, max(2, self.hw.loop_min_trip))
+        return c_loops(self.impl, level, self.hw.least_loop_trip)
 
     def level_latency(self, level: int) -> tuple[float, Justification | None, list]:
         """latency(level, ∅) in cycles and the Usage node that sets it."""
@@ -698,8 +698,8 @@ class _Model:
             if not body:
                 continue
             inner = []
-            for a, b, w, o in edges:
-                if not in_order or a not in body or b not in body:
+            for a, b, w, o in edges if in_order else ():
+                if a not in body or b not in body:
                     continue
                 if o is None:
                     # a temporary's load comes after its store in the body:

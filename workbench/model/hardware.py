@@ -57,6 +57,12 @@ class Hardware:
     def ns(self, cycles: float) -> float:
         return cycles / self.clock_ghz
 
+    @property
+    def least_loop_trip(self) -> int:
+        """The fewest iterations of a loop that surely stays a loop with a
+        back-edge: `loop_min_trip`, and 2 at least (one iteration has none)."""
+        return max(2, self.loop_min_trip)
+
     def rate(self, level: str, resource: str) -> float | None:
         return self.resources.get(level, {}).get(resource)
 
