@@ -19,7 +19,7 @@ import pytest
 from gpu_cases import BOUND_TARGETS, SMALL, build, cpu_records, fixed_candidates, n_drawn
 
 import workbench as wb
-from workbench.codegen import generate
+from workbench.codegen import generate, program_digest
 from workbench.codegen.compile import compile_c, compile_cuda, nvcc_path, run_reference
 from workbench.model import hardware
 from workbench.model.audit import roofline_ns
@@ -228,7 +228,11 @@ def test_cpu_runs_verifies_and_records(name, tmp_path):
     assert df["target"].isin({"cpu_reference", host_cpu_target()}).all()
     assert (df["bound_ns"] <= df["times_ns"].map(min)).all()  # the bound holds per sample
     assert set(df["kernel"]) == {build(name).name}
-    for (_, text, *_), digest in zip(drawn, df["digest"], strict=True):
+    for (seed, text, c_source, *_), digest, source in zip(
+            drawn, df["digest"], df["x_source_digest"], strict=True):
         assert json.loads(text)["digest"] == digest  # records are in the drawn order
+        # the program it timed: the C printed here under another name than
+        # the batch's wb_<i> reads the same
+        assert program_digest(c_source, f"k_{name}_{seed}") == source
     replayed = wb.Candidate.replay(build(name), df["trail"].iloc[0])
     assert replayed.digest() == df["digest"].iloc[0]

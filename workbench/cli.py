@@ -744,6 +744,31 @@ def cmd_volume_regions(args) -> int:
     return 0
 
 
+def _audit_args(p) -> None:
+    p.add_argument("files", nargs="*", metavar="FILE",
+                   help="record files (default: runs/**/*.jsonl and gpu/*/*.jsonl of the data "
+                        "directory)")
+    p.add_argument("--target", default=None,
+                   help="bound on this table (default: each record's own)")
+    p.add_argument("--json", action="store_true")
+
+
+@subcommand("audit", "stored measurements against today's bound: how many are sound, split by "
+                     "whether each timed the program today's code generator prints",
+            _audit_args)
+def cmd_audit(args) -> int:
+    from .campaign.audit import audit, audit_lines
+    if args.target is not None:
+        from .model.hardware import hardware
+        hardware(args.target)  # an unknown table is an error before minutes of replaying
+    out = audit(args.files, args.target)
+    if args.json:
+        print(json.dumps(out, default=str))
+    else:
+        print("\n".join(audit_lines(out, args.target)))
+    return 0
+
+
 def _check_space_args(p) -> None:
     p.add_argument("path")
     p.add_argument("--json", action="store_true")

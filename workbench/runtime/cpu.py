@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..codegen import generate
+from ..codegen import generate, program_digest
 from ..codegen.compile import CompileError, build_c, openmp_flag
 from ..errors import WorkbenchError
 from ..model.hardware import hardware, with_cores
@@ -93,6 +93,8 @@ class CpuBackend:
                 for lib, idx in _group(libs).items():
                     run_in_child(job, lib, [(i, names[i]) for i in idx], results, timeout_s,
                                  samples, Path(tmp))
+        for i, src in sources.items():  # what each record measured, compiled or not
+            results[i].extra["source_digest"] = program_digest(src, names[i])
         return results, self.reference(kernel, inputs, samples)
 
     def reference(self, kernel, inputs, samples: int) -> Reference:

@@ -127,8 +127,14 @@ class CudaBackend:
         pre = _matching(gens, prebuilt)
         spec = _rebuildable(kernel)
         if self.isolate and spec is not None:
-            return _in_child(self, spec, gens, samples, timeout_s, seed, pre)
-        return self.run_generated(kernel, gens, samples, timeout_s, seed, prebuilt=pre)
+            results, ref = _in_child(self, spec, gens, samples, timeout_s, seed, pre)
+        else:
+            results, ref = self.run_generated(kernel, gens, samples, timeout_s, seed,
+                                              prebuilt=pre)
+        for g, m in zip(gens, results):  # what each record measured, compiled or not
+            if not isinstance(g, str):
+                m.extra["source_digest"] = g.source_digest("cuda")
+        return results, ref
 
     def run_generated(self, kernel, gens, samples, timeout_s, seed, report=None,
                       workdir=None, prebuilt=None):

@@ -1,0 +1,112 @@
+"""The audit of stored measurements (issue 19's "bound ≤ measured for every
+stored measurement"): each record file's measured trails bounded again by
+today's model (`bounds_now`, cached) against their fastest sample, and each
+record's program printed again by today's code generator
+(`programs_now`). A time is evidence against today's bound only when it
+timed the program today's printer writes for that trail: a record whose
+program changed since (or that predates `x_source_digest`, so cannot say)
+is counted apart, never dropped. `python -m workbench audit` prints it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import WorkbenchError
+from ..model.justification import fmt_time
+from ..paths import data_dir
+from .bounds import bounds_now, measured
+from .report import soundness
+
+# a record's program against today's printer (`programs_now`)
+SAME, CHANGED, UNKNOWN = "same", "changed", "unknown"
+_LANGUAGE = {"cpu": "c", "cuda": "cuda"}
+
+
+def record_files(root: Path | None = None) -> list[Path]:
+    """The record stores of a data directory: `runs/**/*.jsonl` and each
+    campaign's `gpu/*/*.jsonl`, sorted."""
+    root = Path(root) if root is not None else data_dir()
+    return sorted({*root.glob("runs/**/*.jsonl"), *root.glob("gpu/*/*.jsonl")})
+
+
+def programs_now(rows) -> list:
+    """The rows, each with `source_now`: SAME when today's code generator
+    prints the program the record measured (its `x_source_digest`),
+    CHANGED when it prints another, UNKNOWN when the record carries no
+    digest (recorded before 2026-12-08) or its trail no longer replays."""
+    from ..codegen import generate
+    from ..runtime.records import record_candidate
+    out = []
+    for r in rows:
+        was, lang = r.get("x_source_digest"), _LANGUAGE.get(r.get("backend"))
+        now = UNKNOWN
+        if was and lang:
+            try:
+                now = SAME if generate(record_candidate(r)).source_digest(lang) == was \
+                    else CHANGED
+            except WorkbenchError:
+                pass
+        out.append({**r, "source_now": now})
+    return out
+
+
+def audit_rows(rows, target=None) -> dict:
+    """The soundness of today's bound (on `target`, default each record's
+    own table) over the measured `rows`, split by whether each record's
+    program is today's: `soundness` of all, and of those whose program is
+    SAME, CHANGED or UNKNOWN; `not_replayed`: trails the engine no longer
+    accepts."""
+    now = programs_now(bounds_now(measured(rows), target=target))
+    ok = [r for r in now if "bound_now_ns" in r]
+    out = {"records": len(now), "not_replayed": len(now) - len(ok),
+           "all": soundness(ok, "bound_now_ns")}
+    for kind in (SAME, CHANGED, UNKNOWN):
+        out[kind] = soundness([r for r in ok if r["source_now"] == kind], "bound_now_ns")
+    return out
+
+
+def audit(paths=None, target=None) -> dict:
+    """`audit_rows` of each record file (default `record_files()`), by path."""
+    from ..runtime.records import RecordStore
+    paths = [Path(p) for p in paths] if paths else record_files()
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        raise WorkbenchError(f"audit: no record file {', '.join(missing)}")
+    if not paths:
+        raise WorkbenchError(f"audit: no record files under {data_dir()} (runs/ and gpu/*/)")
+    return {str(p): audit_rows(RecordStore(p).rows(), target) for p in paths}
+
+
+def _count(s: dict) -> str:
+    if not s["records"]:
+        return "none"
+    text = f"{s['sound']} of {s['records']} sound"
+    if s["sound"] < s["records"]:
+        w = s["worst"]
+        text += f" (worst: bound {fmt_time(w['bound_ns'])} over fastest {fmt_time(w['min_ns'])})"
+    return text
+
+
+def audit_lines(result: dict, target=None) -> list[str]:
+    """What `python -m workbench audit` prints."""
+    on = f"on {target}" if target else "on each record's own table"
+    lines = []
+    for path, a in result.items():
+        lines.append(f"{path}: {a['records']} measured records, today's bound {on}: "
+                     f"{_count(a['all'])}" + (f"; {a['not_replayed']} trails no longer replay"
+                                               if a["not_replayed"] else ""))
+        for kind, what in ((SAME, "today's program"),
+                           (CHANGED, "a program today's printer no longer writes"),
+                           (UNKNOWN, "recorded without its program's digest")):
+            if a[kind]["records"]:
+                lines.append(f"  {what}: {_count(a[kind])}")
+    total = {k: sum(a[k]["records"] for a in result.values()) for k in (SAME, CHANGED, UNKNOWN)}
+    sound = {k: sum(a[k]["sound"] for a in result.values()) for k in (SAME, CHANGED, UNKNOWN)}
+    lines.append(f"in all: today's program {sound[SAME]} of {total[SAME]} sound; "
+                 f"changed since {sound[CHANGED]} of {total[CHANGED]}; "
+                 f"without a digest {sound[UNKNOWN]} of {total[UNKNOWN]}")
+    return lines
+
+
+__all__ = ["CHANGED", "SAME", "UNKNOWN", "audit", "audit_lines", "audit_rows", "programs_now",
+           "record_files"]
