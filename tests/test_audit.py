@@ -43,8 +43,9 @@ def test_one_trail_one_program_digest():
 def test_programs_now_tells_today_s_program_from_another(records):
     changed = {**records[0], "x_source_digest": "0" * 32}
     unknown = {k: v for k, v in records[1].items() if k != "x_source_digest"}
-    got = programs_now([records[0], changed, unknown])
-    assert [r["source_now"] for r in got] == [SAME, CHANGED, UNKNOWN]
+    cut = {**records[2], "trail": records[2]["trail"][:3]}  # a trail today's space leaves open
+    got = programs_now([records[0], changed, unknown, cut])
+    assert [r["source_now"] for r in got] == [SAME, CHANGED, UNKNOWN, CHANGED]
     assert "source_now" not in records[0]  # the rows given are not changed
 
 

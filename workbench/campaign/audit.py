@@ -32,8 +32,9 @@ def record_files(root: Path | None = None) -> list[Path]:
 def programs_now(rows) -> list:
     """The rows, each with `source_now`: SAME when today's code generator
     prints the program the record measured (its `x_source_digest`),
-    CHANGED when it prints another, UNKNOWN when the record carries no
-    digest (recorded before 2026-12-08) or its trail no longer replays."""
+    CHANGED when it prints another or none (today's space leaves the trail
+    open: no program of it), UNKNOWN when the record carries no digest
+    (recorded before 2026-12-08) or its trail no longer replays."""
     from ..codegen import generate
     from ..runtime.records import record_candidate
     out = []
@@ -42,10 +43,14 @@ def programs_now(rows) -> list:
         now = UNKNOWN
         if was and lang:
             try:
-                now = SAME if generate(record_candidate(r)).source_digest(lang) == was \
-                    else CHANGED
+                cand = record_candidate(r)
             except WorkbenchError:
-                pass
+                cand = None  # no bound of it either: `not_replayed`
+            if cand is not None:
+                try:
+                    now = SAME if generate(cand).source_digest(lang) == was else CHANGED
+                except WorkbenchError:  # an open candidate: today's printer writes none
+                    now = CHANGED
         out.append({**r, "source_now": now})
     return out
 
