@@ -2,10 +2,18 @@
 everything a GPU must show, budgeted and resumable), `searches` (its TAG
 searches and forced recipes), `report` (soundness,
 Fig. 5.1, Table 6.2 from the records), `bounds` (recorded trails bounded
-again by today's model, cached) and `data` (reading data/gpu/ on any
-machine).
+again by today's model, cached), `audit` (every stored measurement against
+today's bound, by whether it timed today's program) and `data` (reading
+data/gpu/ on any machine).
 `python -m workbench campaign` and `make gpu` run it."""
 
+from .audit import (
+                   audit,
+                   audit_lines,
+                   audit_rows,
+                   programs_now,
+                   record_files,
+)
 from .bounds import (
                    bound_apart,
                    bounds_now,
@@ -48,10 +56,11 @@ from .run import (
 )
 
 __all__ = ["NO_GPU_DATA", "ORIGINS", "STAGES", "Campaign", "CampaignOptions", "DrawnCache",
-           "bound_apart", "bounds_now",
+           "audit", "audit_lines", "audit_rows", "bound_apart", "bounds_now",
            "cdf_svg", "current_bounds", "draw_ahead", "engine_fingerprint", "fig_5_1",
            "fig_5_1_by_population", "forced_table", "gpu_dirs",
            "gpu_records", "gpu_rows", "gpu_version", "measured",
-           "origin", "population", "redrawn", "report_only", "run_campaign", "soundness",
+           "origin", "population", "programs_now", "record_files", "redrawn", "report_only",
+           "run_campaign", "soundness",
            "status_line", "summaries",
            "summarize", "table_6_2", "with_current_bounds", "write_report"]
