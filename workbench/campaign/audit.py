@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..errors import WorkbenchError
 from ..model.justification import fmt_time
+from ..names import plural
 from ..paths import data_dir
 from .bounds import bounds_now, measured
 from .report import soundness
@@ -79,13 +80,21 @@ def audit(paths=None, target=None) -> dict:
         raise WorkbenchError(f"audit: no record file {', '.join(missing)}")
     if not paths:
         raise WorkbenchError(f"audit: no record files under {data_dir()} (runs/ and gpu/*/)")
-    return {str(p): audit_rows(RecordStore(p).rows(), target) for p in paths}
+    return {_shown(p): audit_rows(RecordStore(p).rows(), target) for p in paths}
+
+
+def _shown(p: Path) -> str:
+    """A file's path as a person reads it: below the working folder, from it."""
+    try:
+        return str(p.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(p)
 
 
 def _count(s: dict) -> str:
     if not s["records"]:
         return "none"
-    text = f"{s['sound']} of {s['records']} sound"
+    text = f"{s['sound']:,} of {s['records']:,} sound"
     if s["sound"] < s["records"]:
         w = s["worst"]
         text += f" (worst: bound {fmt_time(w['bound_ns'])} over fastest {fmt_time(w['min_ns'])})"
@@ -97,9 +106,10 @@ def audit_lines(result: dict, target=None) -> list[str]:
     on = f"on {target}" if target else "on each record's own table"
     lines = []
     for path, a in result.items():
-        lines.append(f"{path}: {a['records']} measured records, today's bound {on}: "
-                     f"{_count(a['all'])}" + (f"; {a['not_replayed']} trails no longer replay"
-                                               if a["not_replayed"] else ""))
+        n = a["not_replayed"]
+        lines.append(f"{path}: {a['records']:,} measured records, today's bound {on}: "
+                     f"{_count(a['all'])}" + (f"; {plural(n, 'trail')} no longer "
+                                               f"{'replays' if n == 1 else 'replay'}" if n else ""))
         for kind, what in ((SAME, "today's program"),
                            (CHANGED, "a program today's printer no longer writes"),
                            (UNKNOWN, "recorded without its program's digest")):
@@ -107,9 +117,9 @@ def audit_lines(result: dict, target=None) -> list[str]:
                 lines.append(f"  {what}: {_count(a[kind])}")
     total = {k: sum(a[k]["records"] for a in result.values()) for k in (SAME, CHANGED, UNKNOWN)}
     sound = {k: sum(a[k]["sound"] for a in result.values()) for k in (SAME, CHANGED, UNKNOWN)}
-    lines.append(f"in all: today's program {sound[SAME]} of {total[SAME]} sound; "
-                 f"changed since {sound[CHANGED]} of {total[CHANGED]}; "
-                 f"without a digest {sound[UNKNOWN]} of {total[UNKNOWN]}")
+    lines.append(f"in all: today's program {sound[SAME]:,} of {total[SAME]:,} sound; "
+                 f"changed since {sound[CHANGED]:,} of {total[CHANGED]:,}; "
+                 f"without a digest {sound[UNKNOWN]:,} of {total[UNKNOWN]:,}")
     return lines
 
 
