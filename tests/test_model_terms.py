@@ -353,7 +353,8 @@ def test_kepler_memory_and_dual_issue():
 
 
 MEAS = {"fma_per_ns": 7.0, "add_per_ns": 8.0, "fma_latency_ns": 1.0, "add_latency_ns": 0.8,
-        "loop_iterations_per_ns": 2.0, "clock_ghz": 3.0, "l1_read_bytes_per_ns": 40.0,
+        "loop_iterations_per_ns": 2.0, "taken_branches_per_ns": 5.0, "clock_ghz": 3.0,
+        "l1_read_bytes_per_ns": 40.0,
         "loads_per_ns": 10.0, "stores_per_ns": 4.0, "l2_read_bytes_per_ns": 30.0,
         "dram_read_bytes_per_ns": 20.0, "l1_latency_ns": 1.5, "call_ns": 200.0}
 
@@ -362,7 +363,8 @@ def test_cpu_table_by_hand(tmp_path, monkeypatch):
     """Rates 10 % above and latencies 10 % below the measured figures, in ns
     (clock 1): FP max(7, 8) · 1.1 = 8.8 per ns; memory operations (10 + 4) ·
     1.1 = 15.4; issue 8 per cycle at 3 GHz · 1.1 = 26.4; taken branches
-    max(2, 3 per ns: one per cycle) · 1.1 = 3.3; bytes 40 · 1.1 = 44; FP
+    max(5 of the jump chain, 2 of the empty loop, 3 per ns: one per cycle) ·
+    1.1 = 5.5 (without the chain, 2 per cycle: 6 · 1.1 = 6.6); bytes 40 · 1.1 = 44; FP
     latency min(1, 0.8) · 0.9 = 0.72 ns; the call 200 · 0.9 = 180 ns, added
     to every bound. Written to the data directory, the CPU backend uses it."""
     from workbench.runtime.calibrate import cpu_model_name, cpu_table, host_cpu_target
@@ -371,7 +373,9 @@ def test_cpu_table_by_hand(tmp_path, monkeypatch):
     m = raw["model"]
     assert m["clock_ghz"] == 1.0
     assert m["resources"]["thread"] == pytest.approx(
-        {"issue": 26.4, "fma": 8.8, "lsu": 15.4, "branch": 3.3})
+        {"issue": 26.4, "fma": 8.8, "lsu": 15.4, "branch": 5.5})
+    no_chain = {k: v for k, v in MEAS.items() if k != "taken_branches_per_ns"}
+    assert cpu_table(no_chain, "x")["model"]["resources"]["gpu"]["branch"] == pytest.approx(6.6)
     assert m["resources"]["gpu"]["dram_bytes"] == pytest.approx(44.0)
     assert m["latency"]["fp"] == pytest.approx(0.72)
     assert m["launch_cycles"] == pytest.approx(180.0)

@@ -333,6 +333,22 @@ void wb_empty(float* __restrict__ a) { (void)a; }
 void wb_loop(long n) {
   for (long i = 0; i < n; ++i) __asm__ volatile("");
 }
+/* 8 taken jumps and the back-edge an iteration: the most taken branches a
+   cycle the front end follows (an empty loop shows 1 a cycle where Zen 5
+   takes up to 2) */
+#if defined(__x86_64__) || defined(__i386__)
+#define WB_JUMP(k) "jmp " #k "f\n" #k ":\n"
+#elif defined(__aarch64__) || defined(__arm__)
+#define WB_JUMP(k) "b " #k "f\n" #k ":\n"
+#else
+#define WB_JUMP(k) ""
+#endif
+int wb_has_jumps(void) { return sizeof(WB_JUMP(1)) > 1; }
+void wb_jumps(long n) {
+  for (long i = 0; i < n; ++i)
+    __asm__ volatile(WB_JUMP(1) WB_JUMP(2) WB_JUMP(3) WB_JUMP(4)
+                     WB_JUMP(5) WB_JUMP(6) WB_JUMP(7) WB_JUMP(8));
+}
 """
 
 CPU_RATE_MARGIN, CPU_LATENCY_MARGIN = 1.10, 0.90
@@ -363,6 +379,8 @@ def measure_cpu(reps: int = 30) -> dict:
     lib.wb_chase.restype = c_long
     lib.wb_loop.argtypes = [c_long]
     lib.wb_loop.restype = None
+    lib.wb_jumps.argtypes = [c_long]
+    lib.wb_jumps.restype = None
 
     def best(fn, *args) -> float:
         fn(*args)
@@ -380,6 +398,8 @@ def measure_cpu(reps: int = 30) -> dict:
     out["fma_latency_ns"] = best(lib.wb_fma_lat, n) / (4 * n)
     out["add_latency_ns"] = best(lib.wb_add_lat, n) / (4 * n)
     out["loop_iterations_per_ns"] = n * 4 / best(lib.wb_loop, n * 4)
+    if lib.wb_has_jumps():
+        out["taken_branches_per_ns"] = 9 * n / best(lib.wb_jumps, n)
     if platform.machine() in ("x86_64", "AMD64"):
         out["clock_ghz"] = 8 * n / best(lib.wb_int_lat, n)  # one integer add per cycle
     for label, nbytes, r in (("l1", 16 << 10, 200), ("l2", 512 << 10, 8), ("dram", 256 << 20, 1)):
@@ -440,15 +460,18 @@ def cpu_table(meas: dict, model: str, when: str | None = None) -> dict:
     # dispatch width), at the clock a chain of 1-cycle integer adds shows
     # (without one, cpu_reference's 6.2 GHz)
     ghz = meas.get("clock_ghz", load_target("cpu_reference").raw["model"]["clock_ghz"])
-    # a taken branch per cycle at least (every current x86 core), whatever an
-    # empty loop showed (its rate depends on its alignment)
-    branch = max(meas["loop_iterations_per_ns"], ghz)
+    # the most taken branches the front end follows: a chain of jumps (Zen 5
+    # takes up to 2 a cycle; an empty loop shows 1, and a kernel of this
+    # host's took 1.2 a cycle of the calibrated clock), else 2 a cycle (what
+    # `cpu_reference` assumes); never below the empty loop's rate or 1 a cycle
+    branch = max(meas.get("taken_branches_per_ns", 2 * ghz), meas["loop_iterations_per_ns"],
+                 ghz)
     rates = {"issue": 8 * ghz, "fma": fp, "lsu": lsu, "branch": branch}
     why = {"issue": f"8 instructions per cycle at {ghz:.2f} GHz (dependent integer adds)",
            "fma": "scalar FP32 FMA/add, 8 independent chains",
            "lsu": "L1-resident scalar loads plus stores per ns",
-           "branch": "iterations of an empty C loop (one taken branch each), at least one "
-                     "per cycle of the measured clock"}
+           "branch": "taken jumps of a chain of them (else 2 per cycle of the measured "
+                     "clock), at least the iterations of an empty C loop and one per cycle"}
     for lvl in ("thread", "block", "gpu"):
         for r, v in rates.items():
             m["resources"][lvl][r] = round(v * CPU_RATE_MARGIN, 4)
