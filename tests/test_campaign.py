@@ -148,6 +148,12 @@ def test_report_only_rebounds_without_rewriting(dry_run, tmp_path):
     assert s["soundness_now"]["records"] == s["soundness"]["records"] > 0
     assert s["soundness_now"]["share_sound"] == 1.0 and s["soundness_now"]["not_replayed"] == 0
     assert "today's model" in (folder / "report.md").read_text()
+    # every record of the dry run keeps its program's digest: all of today's program
+    by = s["soundness_now"]["by_program"]
+    assert by["same"]["records"] == by["same"]["sound"] == s["soundness_now"]["records"]
+    assert by["changed"]["records"] == by["unknown"]["records"] == 0
+    assert f"{by['same']['records']} of {by['same']['records']} sound (today's program)" in \
+        (folder / "report.md").read_text()
     assert (folder / "fig_5_1_now.svg").exists()
     # the bounds went to the cache the Timings tab reads: a second redraw replays nothing
     from workbench.campaign.bounds import bounds_now

@@ -62,13 +62,18 @@ def audit_rows(rows, target=None) -> dict:
     program is today's: `soundness` of all, and of those whose program is
     SAME, CHANGED or UNKNOWN; `not_replayed`: trails the engine no longer
     accepts."""
-    now = programs_now(bounds_now(measured(rows), target=target))
+    now = bounds_now(measured(rows), target=target)
     ok = [r for r in now if "bound_now_ns" in r]
-    out = {"records": len(now), "not_replayed": len(now) - len(ok),
-           "all": soundness(ok, "bound_now_ns")}
-    for kind in (SAME, CHANGED, UNKNOWN):
-        out[kind] = soundness([r for r in ok if r["source_now"] == kind], "bound_now_ns")
-    return out
+    return {"records": len(now), "not_replayed": len(now) - len(ok),
+            "all": soundness(ok, "bound_now_ns"), **by_program(ok)}
+
+
+def by_program(bounded) -> dict:
+    """{SAME, CHANGED, UNKNOWN: `soundness` of today's bound} over rows that
+    carry `bound_now_ns` (`bounds_now`), by `programs_now`."""
+    now = programs_now(bounded)
+    return {kind: soundness([r for r in now if r["source_now"] == kind], "bound_now_ns")
+            for kind in (SAME, CHANGED, UNKNOWN)}
 
 
 def audit(paths=None, target=None) -> dict:
@@ -123,5 +128,5 @@ def audit_lines(result: dict, target=None) -> list[str]:
     return lines
 
 
-__all__ = ["CHANGED", "SAME", "UNKNOWN", "audit", "audit_lines", "audit_rows", "programs_now",
-           "record_files"]
+__all__ = ["CHANGED", "SAME", "UNKNOWN", "audit", "audit_lines", "audit_rows", "by_program",
+           "programs_now", "record_files"]

@@ -392,10 +392,15 @@ def summarize(rows, state: dict, target: dict | None = None) -> dict:
 def with_current_bounds(s: dict, rows, target=None) -> dict:
     """`s` (a summary) with `soundness_now` and `fig_5_1_now`: the same
     counts with the bounds of today's model (`current_bounds`)."""
+    from .audit import by_program  # it reads `soundness` from here
     now = bounds_now(rows, target=target)  # cached: the Timings tab and a redraw share it
     fig = fig_5_1(now, "bound_now_ns")
     s["soundness_now"] = soundness(now, "bound_now_ns")
     s["soundness_now"]["not_replayed"] = sum(1 for r in now if "bound_now_error" in r)
+    # whether each record timed the program today's printer writes (`audit`)
+    s["soundness_now"]["by_program"] = {
+        k: {x: v[x] for x in ("records", "sound", "worst_ratio")}
+        for k, v in by_program([r for r in now if "bound_now_ns" in r]).items()}
     s["fig_5_1_by_population_now"] = fig_5_1_by_population(now, "bound_now_ns")
     # the ratios stay, so that a reader draws the CDF without replaying
     s["fig_5_1_now"] = {**{k: v for k, v in fig.items() if k != "ratios"},
@@ -478,6 +483,15 @@ def markdown(s: dict) -> str:
                   f"{fn['median_ratio'] and round(fn['median_ratio'], 2)}"
                   + (f"; {sn['not_replayed']} trails no longer replay" if sn['not_replayed']
                      else "") + ".", ""]
+        bp = sn.get("by_program") or {}
+        if any(bp.get(k, {}).get("records") for k in ("same", "changed")):
+            lines += ["By the program each record timed (`python -m workbench audit`): "
+                      + ", ".join(f"{v['sound']} of {v['records']} sound ({what})"
+                                  for k, what in (("same", "today's program"),
+                                                  ("changed", "a program the printer no "
+                                                              "longer writes"),
+                                                  ("unknown", "no digest"))
+                                  if (v := bp.get(k, {})).get("records")) + ".", ""]
     lines += _populations_md(s)
     lines += [
               "## Random implementations", "",
