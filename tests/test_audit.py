@@ -14,7 +14,8 @@ import pytest
 from gpu_cases import build, cpu_records, fixed_candidates, n_drawn
 
 import workbench as wb
-from workbench.campaign.audit import CHANGED, SAME, UNKNOWN, audit, audit_rows, programs_now
+from workbench.campaign.audit import audit, audit_rows
+from workbench.campaign.bounds import CHANGED, SAME, UNKNOWN, programs_now
 from workbench.cli import main
 from workbench.codegen import generate
 from workbench.runtime import RecordStore

@@ -11,7 +11,6 @@ from .audit import (
                    audit,
                    audit_lines,
                    audit_rows,
-                   programs_now,
                    record_files,
 )
 from .bounds import (
@@ -20,6 +19,7 @@ from .bounds import (
                    current_bounds,
                    engine_fingerprint,
                    measured,
+                   programs_now,
 )
 from .data import (
                    NO_GPU_DATA,
@@ -33,6 +33,7 @@ from .data import (
 )
 from .report import (
                    ORIGINS,
+                   by_program,
                    cdf_svg,
                    fig_5_1,
                    fig_5_1_by_population,
@@ -56,7 +57,7 @@ from .run import (
 )
 
 __all__ = ["NO_GPU_DATA", "ORIGINS", "STAGES", "Campaign", "CampaignOptions", "DrawnCache",
-           "audit", "audit_lines", "audit_rows", "bound_apart", "bounds_now",
+           "audit", "audit_lines", "audit_rows", "bound_apart", "bounds_now", "by_program",
            "cdf_svg", "current_bounds", "draw_ahead", "engine_fingerprint", "fig_5_1",
            "fig_5_1_by_population", "forced_table", "gpu_dirs",
            "gpu_records", "gpu_rows", "gpu_version", "measured",

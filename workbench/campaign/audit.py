@@ -15,12 +15,8 @@ from ..errors import WorkbenchError
 from ..model.justification import fmt_time
 from ..names import plural
 from ..paths import data_dir
-from .bounds import bounds_now, measured
-from .report import soundness
-
-# a record's program against today's printer (`programs_now`)
-SAME, CHANGED, UNKNOWN = "same", "changed", "unknown"
-_LANGUAGE = {"cpu": "c", "cuda": "cuda"}
+from .bounds import CHANGED, SAME, UNKNOWN, bounds_now, measured
+from .report import by_program, soundness
 
 
 def record_files(root: Path | None = None) -> list[Path]:
@@ -28,32 +24,6 @@ def record_files(root: Path | None = None) -> list[Path]:
     campaign's `gpu/*/*.jsonl`, sorted."""
     root = Path(root) if root is not None else data_dir()
     return sorted({*root.glob("runs/**/*.jsonl"), *root.glob("gpu/*/*.jsonl")})
-
-
-def programs_now(rows) -> list:
-    """The rows, each with `source_now`: SAME when today's code generator
-    prints the program the record measured (its `x_source_digest`),
-    CHANGED when it prints another or none (today's space leaves the trail
-    open: no program of it), UNKNOWN when the record carries no digest
-    (recorded before 2026-12-08) or its trail no longer replays."""
-    from ..codegen import generate
-    from ..runtime.records import record_candidate
-    out = []
-    for r in rows:
-        was, lang = r.get("x_source_digest"), _LANGUAGE.get(r.get("backend"))
-        now = UNKNOWN
-        if was and lang:
-            try:
-                cand = record_candidate(r)
-            except WorkbenchError:
-                cand = None  # no bound of it either: `not_replayed`
-            if cand is not None:
-                try:
-                    now = SAME if generate(cand).source_digest(lang) == was else CHANGED
-                except WorkbenchError:  # an open candidate: today's printer writes none
-                    now = CHANGED
-        out.append({**r, "source_now": now})
-    return out
 
 
 def audit_rows(rows, target=None) -> dict:
@@ -66,14 +36,6 @@ def audit_rows(rows, target=None) -> dict:
     ok = [r for r in now if "bound_now_ns" in r]
     return {"records": len(now), "not_replayed": len(now) - len(ok),
             "all": soundness(ok, "bound_now_ns"), **by_program(ok)}
-
-
-def by_program(bounded) -> dict:
-    """{SAME, CHANGED, UNKNOWN: `soundness` of today's bound} over rows that
-    carry `bound_now_ns` (`bounds_now`), by `programs_now`."""
-    now = programs_now(bounded)
-    return {kind: soundness([r for r in now if r["source_now"] == kind], "bound_now_ns")
-            for kind in (SAME, CHANGED, UNKNOWN)}
 
 
 def audit(paths=None, target=None) -> dict:
@@ -128,5 +90,4 @@ def audit_lines(result: dict, target=None) -> list[str]:
     return lines
 
 
-__all__ = ["CHANGED", "SAME", "UNKNOWN", "audit", "audit_lines", "audit_rows", "by_program",
-           "programs_now", "record_files"]
+__all__ = ["audit", "audit_lines", "audit_rows", "record_files"]

@@ -5,7 +5,9 @@ it again (`current_bounds`). That takes about half a second a record, so
 `bounds_now` keeps the results in the data directory, under a digest of
 the sources a bound depends on (`engine_fingerprint`), and `bound_apart`
 does it in a process of its own for the explorer, whose clicks would
-otherwise share the interpreter with minutes of replaying."""
+otherwise share the interpreter with minutes of replaying. `programs_now`
+says whether each record timed the program today's code generator prints
+for its trail (not cached: the printer is not in the fingerprint)."""
 
 from __future__ import annotations
 
@@ -20,6 +22,9 @@ from pathlib import Path
 
 from ..paths import data_dir, write_atomic
 
+# a record's program against today's printer (`programs_now`)
+SAME, CHANGED, UNKNOWN = "same", "changed", "unknown"
+_LANGUAGE = {"cpu": "c", "cuda": "cuda"}
 # what `bound(record_candidate(record), target)` runs
 BOUND_MODULES = ("workbench.candidate", "workbench.kernels", "workbench.model",
                  "workbench.runtime.records", "workbench.target")
@@ -47,6 +52,33 @@ def current_bounds(rows, target=None) -> list:
             out.append({**r, "bound_now_ns": bound(cand, target or r.get("target")).value_ns})
         except WorkbenchError as exc:
             out.append({**r, "bound_now_error": f"{type(exc).__name__}: {exc}"})
+    return out
+
+
+def programs_now(rows) -> list:
+    """The rows, each with `source_now`: SAME when today's code generator
+    prints the program the record measured (its `x_source_digest`),
+    CHANGED when it prints another or none (today's space leaves the trail
+    open: no program of it), UNKNOWN when the record carries no digest
+    (recorded before 2026-12-08) or its trail no longer replays."""
+    from ..codegen import generate
+    from ..errors import WorkbenchError
+    from ..runtime.records import record_candidate
+    out = []
+    for r in rows:
+        was, lang = r.get("x_source_digest"), _LANGUAGE.get(r.get("backend"))
+        now = UNKNOWN
+        if was and lang:
+            try:
+                cand = record_candidate(r)
+            except WorkbenchError:
+                cand = None  # no bound of it either: `not_replayed`
+            if cand is not None:
+                try:
+                    now = SAME if generate(cand).source_digest(lang) == was else CHANGED
+                except WorkbenchError:  # an open candidate: today's printer writes none
+                    now = CHANGED
+        out.append({**r, "source_now": now})
     return out
 
 
@@ -225,5 +257,6 @@ def bound_apart(rows, *, target=None, stop=None, poll_s: float = 0.2) -> list | 
     return [{**r, **g} for r, g in zip(rows, got)]
 
 
-__all__ = ["BOUND_MODULES", "Apart", "bound_apart", "bounds_now", "cache_file", "current_bounds",
+__all__ = ["BOUND_MODULES", "CHANGED", "SAME", "UNKNOWN", "Apart", "bound_apart", "bounds_now",
+           "cache_file", "current_bounds",
            "engine_fingerprint", "measured"]

@@ -17,7 +17,7 @@ from pathlib import Path
 from ..model.justification import fmt_time
 from ..runtime.records import RecordStore
 from ..search.thesis import fmt_speedup
-from .bounds import bounds_now, measured
+from .bounds import CHANGED, SAME, UNKNOWN, bounds_now, measured, programs_now
 
 # thesis Fig. 5.1: share of implementations within 10× of their bound
 THESIS_FIG_5_1_WITHIN_10X = 0.70
@@ -43,6 +43,14 @@ def soundness(rows, key: str = "bound_ns") -> dict:
     out["counterexamples"] = [_which(r, key) for r in sorted(
         bad, key=lambda r: -r[key] / min(r["times_ns"]))[:10]]
     return out
+
+
+def by_program(bounded) -> dict:
+    """{SAME, CHANGED, UNKNOWN: `soundness` of today's bound} over rows that
+    carry `bound_now_ns` (`bounds_now`), by `programs_now`."""
+    now = programs_now(bounded)
+    return {kind: soundness([r for r in now if r["source_now"] == kind], "bound_now_ns")
+            for kind in (SAME, CHANGED, UNKNOWN)}
 
 
 def _which(r, key: str = "bound_ns") -> dict:
@@ -392,7 +400,6 @@ def summarize(rows, state: dict, target: dict | None = None) -> dict:
 def with_current_bounds(s: dict, rows, target=None) -> dict:
     """`s` (a summary) with `soundness_now` and `fig_5_1_now`: the same
     counts with the bounds of today's model (`current_bounds`)."""
-    from .audit import by_program  # it reads `soundness` from here
     now = bounds_now(rows, target=target)  # cached: the Timings tab and a redraw share it
     fig = fig_5_1(now, "bound_now_ns")
     s["soundness_now"] = soundness(now, "bound_now_ns")
@@ -617,5 +624,5 @@ def write_report(out: Path, state: dict, rebound: bool | str = False) -> dict:
 
 __all__ = ["ORIGINS", "cdf_svg", "fig_5_1",
            "fig_5_1_by_population", "forced_table", "origin", "population", "references",
-           "markdown", "ptxas_facts", "random_stage", "scatter_svg", "soundness",
+           "by_program", "markdown", "ptxas_facts", "random_stage", "scatter_svg", "soundness",
            "statuses", "summarize", "table_6_2", "with_current_bounds", "write_report"]
