@@ -15,7 +15,7 @@ from ..errors import WorkbenchError
 from ..model.justification import fmt_time
 from ..names import plural
 from ..paths import data_dir
-from .bounds import CHANGED, SAME, UNKNOWN, bounds_now, measured
+from .bounds import CHANGED, PROGRAMS, SAME, UNKNOWN, bounds_now, measured
 from .report import by_program, soundness
 
 
@@ -77,9 +77,7 @@ def audit_lines(result: dict, target=None) -> list[str]:
         lines.append(f"{path}: {a['records']:,} measured records, today's bound {on}: "
                      f"{_count(a['all'])}" + (f"; {plural(n, 'trail')} no longer "
                                                f"{'replays' if n == 1 else 'replay'}" if n else ""))
-        for kind, what in ((SAME, "today's program"),
-                           (CHANGED, "a program today's printer no longer writes"),
-                           (UNKNOWN, "recorded without its program's digest")):
+        for kind, what in PROGRAMS.items():
             if a[kind]["records"]:
                 lines.append(f"  {what}: {_count(a[kind])}")
     total = {k: sum(a[k]["records"] for a in result.values()) for k in (SAME, CHANGED, UNKNOWN)}

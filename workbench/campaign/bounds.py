@@ -24,6 +24,8 @@ from ..paths import data_dir, write_atomic
 
 # a record's program against today's printer (`programs_now`)
 SAME, CHANGED, UNKNOWN = "same", "changed", "unknown"
+PROGRAMS = {SAME: "today's program", CHANGED: "a program today's printer no longer writes",
+            UNKNOWN: "recorded without its program's digest"}  # as a person reads each
 _LANGUAGE = {"cpu": "c", "cuda": "cuda"}
 # what `bound(record_candidate(record), target)` runs
 BOUND_MODULES = ("workbench.candidate", "workbench.kernels", "workbench.model",
@@ -257,6 +259,6 @@ def bound_apart(rows, *, target=None, stop=None, poll_s: float = 0.2) -> list | 
     return [{**r, **g} for r, g in zip(rows, got)]
 
 
-__all__ = ["BOUND_MODULES", "CHANGED", "SAME", "UNKNOWN", "Apart", "bound_apart", "bounds_now",
-           "cache_file", "current_bounds",
-           "engine_fingerprint", "measured"]
+__all__ = ["BOUND_MODULES", "CHANGED", "PROGRAMS", "SAME", "UNKNOWN", "Apart", "bound_apart",
+           "bounds_now", "cache_file", "current_bounds", "engine_fingerprint", "measured",
+           "programs_now"]

@@ -17,7 +17,7 @@ from pathlib import Path
 from ..model.justification import fmt_time
 from ..runtime.records import RecordStore
 from ..search.thesis import fmt_speedup
-from .bounds import CHANGED, SAME, UNKNOWN, bounds_now, measured, programs_now
+from .bounds import CHANGED, PROGRAMS, SAME, UNKNOWN, bounds_now, measured, programs_now
 
 # thesis Fig. 5.1: share of implementations within 10× of their bound
 THESIS_FIG_5_1_WITHIN_10X = 0.70
@@ -491,13 +491,10 @@ def markdown(s: dict) -> str:
                   + (f"; {sn['not_replayed']} trails no longer replay" if sn['not_replayed']
                      else "") + ".", ""]
         bp = sn.get("by_program") or {}
-        if any(bp.get(k, {}).get("records") for k in ("same", "changed")):
+        if any(bp.get(k, {}).get("records") for k in (SAME, CHANGED)):
             lines += ["By the program each record timed (`python -m workbench audit`): "
                       + ", ".join(f"{v['sound']} of {v['records']} sound ({what})"
-                                  for k, what in (("same", "today's program"),
-                                                  ("changed", "a program the printer no "
-                                                              "longer writes"),
-                                                  ("unknown", "no digest"))
+                                  for k, what in PROGRAMS.items()
                                   if (v := bp.get(k, {})).get("records")) + ".", ""]
     lines += _populations_md(s)
     lines += [
